@@ -1,0 +1,86 @@
+"""The shared vocabulary of gpulint: what a finding is, where it points, and how it could be fixed.
+
+Static and dynamic analyses both produce `Finding`s; every output format and the fix engine
+consume them and nothing else.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+DOCS_URL = "https://gpulint.dev/rules/{code}"
+
+
+class Applicability(str, enum.Enum):
+    """How safe it is to apply a fix without a human looking (Ruff's three levels)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A source range. Rows and columns are 1-based; the end column is exclusive."""
+
+    path: str
+    row: int
+    column: int
+    end_row: int | None = None
+    end_column: int | None = None
+
+    def __post_init__(self) -> None:
+        # Column 0 is the classic SARIF upload failure; never let one be built.
+        if self.row < 1 or self.column < 1:
+            raise ValueError(f"Location rows and columns are 1-based, got {self.row}:{self.column}")
+
+    @property
+    def end(self) -> tuple[int, int]:
+        return (self.end_row or self.row, self.end_column or self.column)
+
+
+@dataclass(frozen=True)
+class Related:
+    """A piece of evidence for a finding: an event at another place."""
+
+    message: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace bytes [start, end) of `path` with `content`."""
+
+    path: str
+    start: int
+    end: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    message: str
+    location: Location
+    related: tuple[Related, ...] = ()
+    fix: Fix | None = None
+    # The GPU object the finding is about (variable or expression), when there is one.
+    obj: str | None = None
+    # Extra facts: inefficiency distance, sizes, static/dynamic origin, confirmation marks.
+    properties: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+    def sort_key(self) -> tuple:
+        return (self.location.path, self.location.row, self.location.column, self.code, self.message)

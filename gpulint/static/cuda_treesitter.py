@@ -1,0 +1,583 @@
+"""The default CUDA C/C++ frontend: tree-sitter-cuda parse tree -> `syntax` tree.
+
+Needs no toolkit, no compiler and no GPU.  Error recovery is tree-sitter's: a function whose
+subtree contains an ERROR node is marked `has_errors` so rules that would draw evidence from
+it can skip it.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tree_sitter import Language, Node, Parser
+
+from gpulint.static import syntax as s
+
+_CAST_CALLS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
+_LITERAL_TYPES = {
+    "number_literal", "char_literal", "string_literal", "concatenated_string", "raw_string_literal",
+    "true", "false", "null", "nullptr", "user_defined_literal",
+}
+# Parse-tree nodes that are types or punctuation, never values: not lowered as expressions.
+_NOT_EXPRESSIONS = {
+    "type_descriptor", "primitive_type", "type_identifier", "sized_type_specifier", "template_argument_list",
+    "comment", "type_qualifier", "storage_class_specifier", "abstract_pointer_declarator",
+    "placeholder_type_specifier", "struct_specifier", "class_specifier", "enum_specifier",
+}
+_INT_RE = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uUlLzZ]*$")
+
+
+@lru_cache(maxsize=1)
+def _language() -> Language:
+    import tree_sitter_cuda
+
+    return Language(tree_sitter_cuda.language())
+
+
+def _parser() -> Parser:
+    return Parser(_language())
+
+
+def parse(path: str, source: bytes) -> s.TranslationUnit:
+    tree = _parser().parse(source)
+    lowering = _Lowering(path, source)
+    lowering.top_level(tree.root_node, scope=())
+    tu = s.TranslationUnit(
+        path=path,
+        source=source,
+        functions=lowering.functions,
+        macros=lowering.macros,
+        globals=lowering.globals,
+        structs=lowering.structs,
+        errors=lowering.errors,
+        frontend="tree-sitter",
+    )
+    return tu
+
+
+def parse_expression(text: str) -> s.Expr | None:
+    """Parse the text of an object-like macro (or any C expression) into an `Expr`."""
+    wrapper = f"auto __gpulint_value = ({text});\n".encode()
+    tree = _parser().parse(wrapper)
+    decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    if decl is None or decl.type != "declaration" or tree.root_node.has_error:
+        return None
+    init = decl.child_by_field_name("declarator")
+    if init is None or init.type != "init_declarator":
+        return None
+    value = init.child_by_field_name("value")
+    if value is None:
+        return None
+    return _Lowering("<macro>", wrapper).expr(value)
+
+
+def parse_number(text: str) -> int | float | None:
+    t = text.replace("'", "")
+    m = _INT_RE.match(t)
+    if m:
+        digits = m.group(1)
+        if digits.startswith(("0x", "0X")):
+            return int(digits, 16)
+        if digits.startswith(("0b", "0B")):
+            return int(digits[2:], 2)
+        if len(digits) > 1 and digits.startswith("0"):
+            return int(digits, 8)
+        return int(digits)
+    try:
+        return float(t.rstrip("fFlL"))
+    except ValueError:
+        return None
+
+
+class _Lowering:
+    def __init__(self, path: str, source: bytes) -> None:
+        self.path = path
+        self.source = source
+        self.functions: list[s.Function] = []
+        self.macros: dict[str, s.Macro] = {}
+        self.globals: list[s.Decl] = []
+        self.structs: dict[str, list[str]] = {}
+        self.errors: list[s.Span] = []
+
+    # ------------------------------------------------------------------ helpers
+    def span(self, node: Node) -> s.Span:
+        (r0, c0), (r1, c1) = node.start_point, node.end_point
+        return s.Span(node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ top level
+    def top_level(self, node: Node, scope: tuple[str, ...], template: bool = False) -> None:
+        for child in node.children:
+            kind = child.type
+            if kind == "function_definition":
+                self.function(child, scope, template)
+            elif kind == "template_declaration":
+                self.top_level(child, scope, template=True)
+            elif kind in ("declaration", "field_declaration"):
+                if kind == "declaration" and not self._declares_function(child):
+                    self.globals.append(self.declaration(child))
+                self._structs_in(child)
+            elif kind == "preproc_def":
+                self.macro(child)
+            elif kind in ("namespace_definition",):
+                name = child.child_by_field_name("name")
+                body = child.child_by_field_name("body")
+                if body is not None:
+                    self.top_level(body, scope + ((self.text(name),) if name is not None else ()))
+            elif kind in ("struct_specifier", "class_specifier", "union_specifier"):
+                self.struct(child, scope, template)
+            elif kind in ("type_definition",):
+                self._structs_in(child)
+            elif kind in ("linkage_specification",):
+                body = child.child_by_field_name("body")
+                if body is not None:
+                    if body.type == "function_definition":
+                        self.function(body, scope, template)
+                    else:
+                        self.top_level(body, scope)
+            elif kind in (
+                "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
+                "declaration_list", "field_declaration_list",
+            ):
+                self.top_level(child, scope, template)
+            elif kind == "ERROR":
+                self.errors.append(self.span(child))
+                self.top_level(child, scope, template)
+            elif kind == "expression_statement":
+                # A macro invocation at file scope (`REGISTER(x);`) parses as a statement.
+                continue
+
+    def _declares_function(self, node: Node) -> bool:
+        declarator = node.child_by_field_name("declarator")
+        while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+            declarator = declarator.child_by_field_name("declarator")
+        return declarator is not None and declarator.type == "function_declarator"
+
+    def _structs_in(self, node: Node) -> None:
+        for child in node.children:
+            if child.type in ("struct_specifier", "class_specifier", "union_specifier"):
+                self.struct(child, (), False)
+
+    def struct(self, node: Node, scope: tuple[str, ...], template: bool) -> None:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        name = self.text(name_node) if name_node is not None else "<anonymous>"
+        members: list[str] = []
+        for child in body.children:
+            if child.type == "field_declaration":
+                for declarator in child.children_by_field_name("declarator"):
+                    if _is_pointer_declarator(declarator):
+                        ident = _innermost_name(declarator)
+                        if ident is not None:
+                            members.append(self.text(ident))
+                self._structs_in(child)
+            elif child.type == "function_definition":
+                self.function(child, scope + (name,), template)
+            elif child.type == "template_declaration":
+                self.top_level(child, scope + (name,), template=True)
+            elif child.type in ("struct_specifier", "class_specifier"):
+                self.struct(child, scope + (name,), template)
+        self.structs.setdefault(name, []).extend(members)
+
+    def macro(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return
+        text = self.text(value).strip() if value is not None else ""
+        self.macros[self.text(name)] = s.Macro(
+            name=self.text(name), text=text, value=parse_expression(text) if text else None, span=self.span(node)
+        )
+
+    def function(self, node: Node, scope: tuple[str, ...], template: bool) -> None:
+        declarator = node.child_by_field_name("declarator")
+        while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+            declarator = declarator.child_by_field_name("declarator")
+        body = node.child_by_field_name("body")
+        if declarator is None or declarator.type != "function_declarator" or body is None:
+            if node.has_error:
+                self.errors.append(self.span(node))
+            return
+        name_node = declarator.child_by_field_name("declarator")
+        raw_name = self.text(name_node) if name_node is not None else "<anonymous>"
+        if name_node is not None and name_node.type == "template_function":
+            raw_name = self.text(name_node.child_by_field_name("name"))
+        qualname = "::".join(scope + (raw_name,))
+        name = raw_name.rsplit("::", 1)[-1]
+        specifiers = {self.text(c) for c in node.children if not c.is_named or c.type in ("storage_class_specifier",)}
+        is_kernel = "__global__" in specifiers
+        is_device = "__device__" in specifiers and "__host__" not in specifiers
+        params: list[s.Param] = []
+        plist = declarator.child_by_field_name("parameters")
+        if plist is not None:
+            for p in plist.named_children:
+                if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+                    continue
+                pdecl = p.child_by_field_name("declarator")
+                ptype = p.child_by_field_name("type")
+                ident = _innermost_name(pdecl) if pdecl is not None else None
+                type_text = self.text(ptype) if ptype is not None else ""
+                if pdecl is not None:
+                    stars = _declarator_prefix(self, pdecl)
+                    type_text = (type_text + " " + stars).strip()
+                params.append(
+                    s.Param(
+                        name=self.text(ident) if ident is not None else "",
+                        type=type_text,
+                        is_pointer=pdecl is not None and _is_pointer_declarator(pdecl),
+                        span=self.span(p),
+                    )
+                )
+        block = self.block(body)
+        has_errors = node.has_error
+        if has_errors:
+            self.errors.append(self.span(node))
+        self.functions.append(
+            s.Function(
+                span=self.span(node),
+                name=name,
+                params=params,
+                body=block,
+                is_kernel=is_kernel,
+                is_device=is_device,
+                is_template=template,
+                qualname=qualname,
+                name_span=self.span(name_node) if name_node is not None else None,
+                has_errors=has_errors,
+            )
+        )
+
+    # ------------------------------------------------------------------ statements
+    def block(self, node: Node) -> s.Block:
+        stmts: list[s.Stmt] = []
+        for child in node.named_children:
+            stmt = self.stmt(child)
+            if stmt is not None:
+                stmts.append(stmt)
+        return s.Block(self.span(node), stmts)
+
+    def stmt(self, node: Node) -> s.Stmt | None:
+        kind = node.type
+        if kind == "compound_statement":
+            return self.block(node)
+        if kind == "expression_statement":
+            inner = node.named_children[0] if node.named_children else None
+            if inner is None or inner.type == "comment":
+                return None
+            return s.ExprStmt(self.span(node), self.expr(inner))
+        if kind == "declaration":
+            return self.declaration(node)
+        if kind == "if_statement":
+            cond = node.child_by_field_name("condition")
+            then = node.child_by_field_name("consequence")
+            alt = node.child_by_field_name("alternative")
+            if alt is not None and alt.type == "else_clause":
+                alt = alt.named_children[-1] if alt.named_children else None
+            return s.If(
+                self.span(node),
+                self._condition(cond),
+                self.stmt(then) or s.Block(self.span(then), []) if then is not None else s.Block(self.span(node), []),
+                self.stmt(alt) if alt is not None else None,
+            )
+        if kind == "for_statement":
+            init = node.child_by_field_name("initializer")
+            cond = node.child_by_field_name("condition")
+            update = node.child_by_field_name("update")
+            body = node.child_by_field_name("body")
+            init_stmt: s.Stmt | None = None
+            if init is not None:
+                init_stmt = self.declaration(init) if init.type == "declaration" else s.ExprStmt(self.span(init), self.expr(init))
+            return s.Loop(
+                self.span(node), "for", self._body(body, node), init_stmt,
+                self.expr(cond) if cond is not None else None,
+                self.expr(update) if update is not None else None,
+            )
+        if kind == "for_range_loop":
+            declarator = node.child_by_field_name("declarator")
+            right = node.child_by_field_name("right")
+            init_stmt = None
+            if declarator is not None:
+                ident = _innermost_name(declarator)
+                if ident is not None:
+                    tnode = node.child_by_field_name("type")
+                    init_stmt = s.Decl(
+                        self.span(declarator),
+                        [s.VarDecl(self.span(declarator), self.text(ident), self.text(tnode) if tnode else "",
+                                   _is_pointer_declarator(declarator), self.expr(right) if right is not None else None)],
+                    )
+            return s.Loop(self.span(node), "range_for", self._body(node.child_by_field_name("body"), node), init_stmt,
+                          self.expr(right) if right is not None else None, None)
+        if kind == "while_statement":
+            return s.Loop(self.span(node), "while", self._body(node.child_by_field_name("body"), node), None,
+                          self._condition(node.child_by_field_name("condition")), None)
+        if kind == "do_statement":
+            cond = self._condition(node.child_by_field_name("condition"))
+            body = self._body(node.child_by_field_name("body"), node)
+            if isinstance(cond, s.Literal) and cond.value == 0 or (isinstance(cond, s.Literal) and cond.text == "false"):
+                # `do { ... } while (0)`: a statement-shaped macro body, not a loop.
+                return s.Block(self.span(node), [body])
+            return s.Loop(self.span(node), "do", body, None, cond, None)
+        if kind == "switch_statement":
+            cond = self._condition(node.child_by_field_name("condition"))
+            body = node.child_by_field_name("body")
+            cases: list[s.Stmt] = []
+            if body is not None:
+                for case in body.named_children:
+                    if case.type != "case_statement":
+                        stmt = self.stmt(case)
+                        if stmt is not None:
+                            cases.append(stmt)
+                        continue
+                    value = case.child_by_field_name("value")
+                    inner = [self.stmt(c) for c in case.named_children if value is None or c.start_byte != value.start_byte]
+                    case_block = s.Block(self.span(case), [x for x in inner if x is not None])
+                    cases.append(s.If(self.span(case), cond, case_block, None))
+            return s.Block(self.span(node), cases)
+        if kind == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            if value is not None and value.type == "comment":
+                value = None
+            return s.Return(self.span(node), self.expr(value) if value is not None else None)
+        if kind in ("break_statement", "continue_statement", "goto_statement"):
+            return s.Jump(self.span(node), kind.split("_", 1)[0])
+        if kind == "labeled_statement":
+            inner = node.named_children[-1] if node.named_children else None
+            return self.stmt(inner) if inner is not None else None
+        if kind == "try_statement":
+            body = node.child_by_field_name("body")
+            return self.block(body) if body is not None else None
+        if kind in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+            stmts = [self.stmt(c) for c in node.named_children]
+            return s.Block(self.span(node), [x for x in stmts if x is not None])
+        if kind == "ERROR":
+            self.errors.append(self.span(node))
+            return s.Unparsed(self.span(node), self.text(node))
+        if kind in ("function_definition",):
+            return None
+        return None
+
+    def _body(self, node: Node | None, parent: Node) -> s.Stmt:
+        if node is None:
+            return s.Block(self.span(parent), [])
+        return self.stmt(node) or s.Block(self.span(node), [])
+
+    def _condition(self, node: Node | None) -> s.Expr | None:
+        if node is None:
+            return None
+        if node.type == "condition_clause":
+            value = node.child_by_field_name("value")
+            init = node.child_by_field_name("initializer")
+            if value is None:
+                return None
+            if value.type == "declaration":
+                # `if (cudaError_t e = cudaMalloc(...))`: the declared value is the condition.
+                decl = self.declaration(value)
+                inits = [v.init for v in decl.vars if v.init is not None]
+                return inits[0] if inits else None
+            if init is not None:
+                return s.Other(self.span(node), "condition", [self.expr(c) for c in init.named_children] + [self.expr(value)])
+            return self.expr(value)
+        return self.expr(node)
+
+    def declaration(self, node: Node) -> s.Decl:
+        type_node = node.child_by_field_name("type")
+        base_type = self.text(type_node) if type_node is not None else ""
+        qualifiers = [self.text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")]
+        is_const = "const" in qualifiers
+        is_constexpr = "constexpr" in qualifiers
+        is_static = "static" in qualifiers
+        decls: list[s.VarDecl] = []
+        for declarator in node.children_by_field_name("declarator"):
+            init: s.Expr | None = None
+            target = declarator
+            if declarator.type == "init_declarator":
+                target = declarator.child_by_field_name("declarator")
+                value = declarator.child_by_field_name("value")
+                if value is not None:
+                    init = self.expr(value)
+            if target is None:
+                continue
+            if target.type == "function_declarator":
+                continue
+            ident = _innermost_name(target)
+            if ident is None:
+                continue
+            dims = [self.expr(d) for d in _array_dims(target)]
+            type_text = (base_type + " " + _declarator_prefix(self, target)).strip()
+            decls.append(
+                s.VarDecl(
+                    self.span(declarator), self.text(ident), type_text, _is_pointer_declarator(target) and not dims,
+                    init, is_const, is_constexpr, is_static, dims,
+                )
+            )
+        return s.Decl(self.span(node), decls)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: Node) -> s.Expr:
+        kind = node.type
+        sp = self.span(node)
+        if kind == "parenthesized_expression":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) == 1:
+                return self.expr(inner[0])
+            return s.Other(sp, "paren", [self.expr(c) for c in inner])
+        if kind in ("identifier", "field_identifier", "namespace_identifier", "this"):
+            return s.Name(sp, self.text(node))
+        if kind == "qualified_identifier":
+            return s.Name(sp, _strip_templates(self.text(node)))
+        if kind == "template_function":
+            name = node.child_by_field_name("name")
+            return s.Name(sp, _strip_templates(self.text(name) if name is not None else self.text(node)))
+        if kind in _LITERAL_TYPES:
+            text = self.text(node)
+            value = parse_number(text) if kind == "number_literal" else None
+            return s.Literal(sp, text, value)
+        if kind == "field_expression":
+            base = node.child_by_field_name("argument")
+            field = node.child_by_field_name("field")
+            op = node.child_by_field_name("operator")
+            return s.Member(
+                sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
+                _strip_templates(self.text(field)) if field is not None else "",
+                op is not None and self.text(op) == "->",
+            )
+        if kind == "subscript_expression":
+            base = node.child_by_field_name("argument")
+            indices = node.child_by_field_name("indices")
+            index_nodes = [c for c in indices.named_children if c.type != "comment"] if indices is not None else []
+            index = self.expr(index_nodes[0]) if index_nodes else s.Other(sp, "missing")
+            return s.Index(sp, self.expr(base), index)
+        if kind in ("pointer_expression", "unary_expression"):
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            return s.Unary(sp, self.text(op) if op is not None else "", self.expr(arg) if arg is not None else s.Other(sp, "missing"))
+        if kind == "update_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            postfix = arg is not None and op is not None and arg.start_byte < op.start_byte
+            return s.Unary(sp, self.text(op) if op is not None else "++", self.expr(arg) if arg is not None else s.Other(sp, "missing"), postfix)
+        if kind == "binary_expression":
+            return s.Binary(
+                sp, self.text(node.child_by_field_name("operator")),
+                self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
+            )
+        if kind == "assignment_expression":
+            return s.Assign(
+                sp, self.text(node.child_by_field_name("operator")),
+                self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
+            )
+        if kind == "call_expression":
+            return self.call(node)
+        if kind == "cast_expression":
+            type_node = node.child_by_field_name("type")
+            value = node.child_by_field_name("value")
+            return s.Cast(sp, self.text(type_node) if type_node is not None else "", self.expr(value) if value is not None else s.Other(sp, "missing"))
+        if kind == "sizeof_expression":
+            type_node = node.child_by_field_name("type")
+            value = node.child_by_field_name("value")
+            if type_node is not None:
+                return s.Sizeof(sp, self.text(type_node), None)
+            return s.Sizeof(sp, None, self.expr(value) if value is not None else None)
+        if kind == "conditional_expression":
+            return s.Conditional(
+                sp, self.expr(node.child_by_field_name("condition")),
+                self.expr(node.child_by_field_name("consequence")) if node.child_by_field_name("consequence") is not None else s.Other(sp, "missing"),
+                self.expr(node.child_by_field_name("alternative")),
+            )
+        if kind == "comma_expression":
+            return s.Other(sp, "comma", [self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right"))])
+        return s.Other(sp, kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
+
+    def call(self, node: Node) -> s.Expr:
+        sp = self.span(node)
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        args = [self.expr(a) for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+        launch: list[s.Expr] | None = None
+        for child in node.children:
+            if child.type == "kernel_call_syntax":
+                launch = [self.expr(c) for c in child.named_children if c.type != "comment"]
+        if function is not None and function.type == "template_function":
+            name = function.child_by_field_name("name")
+            name_text = self.text(name) if name is not None else ""
+            if name_text in _CAST_CALLS and len(args) == 1:
+                targs = function.child_by_field_name("arguments")
+                return s.Cast(sp, self.text(targs).strip("<>") if targs is not None else "", args[0])
+        callee = self.expr(function) if function is not None else s.Other(sp, "missing")
+        return s.Call(sp, callee, args, launch)
+
+
+def _is_pointer_declarator(node: Node) -> bool:
+    current: Node | None = node
+    while current is not None:
+        if current.type in ("pointer_declarator", "abstract_pointer_declarator", "array_declarator", "abstract_array_declarator"):
+            return True
+        if current.type in ("init_declarator", "reference_declarator", "parenthesized_declarator", "attributed_declarator"):
+            nxt = current.child_by_field_name("declarator")
+            if nxt is None:
+                nxt = next((c for c in current.named_children if c.type.endswith("declarator")), None)
+            current = nxt
+            continue
+        return False
+    return False
+
+
+def _innermost_name(node: Node) -> Node | None:
+    current: Node | None = node
+    while current is not None:
+        if current.type in ("identifier", "field_identifier", "qualified_identifier"):
+            return current
+        nxt = current.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next(
+                (c for c in current.named_children if c.type.endswith("declarator") or c.type in ("identifier", "field_identifier")),
+                None,
+            )
+        current = nxt
+    return None
+
+
+def _array_dims(node: Node) -> list[Node]:
+    dims: list[Node] = []
+    current: Node | None = node
+    while current is not None and current.type in ("array_declarator", "pointer_declarator", "reference_declarator"):
+        if current.type == "array_declarator":
+            size = current.child_by_field_name("size")
+            if size is not None:
+                dims.append(size)
+        current = current.child_by_field_name("declarator")
+    return list(reversed(dims))
+
+
+def _declarator_prefix(lowering: _Lowering, node: Node) -> str:
+    """The `*`/`&` part of a declarator (`float *a` -> `*`)."""
+    parts: list[str] = []
+    current: Node | None = node
+    while current is not None:
+        if current.type in ("pointer_declarator", "abstract_pointer_declarator"):
+            parts.append("*")
+        elif current.type in ("reference_declarator",):
+            parts.append("&")
+        elif current.type in ("array_declarator",):
+            parts.append("[]")
+        nxt = current.child_by_field_name("declarator")
+        current = nxt
+    return "".join(parts)
+
+
+def _strip_templates(text: str) -> str:
+    """`ns::k<float, 4>` -> `ns::k`."""
+    out: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).replace(" ", "")

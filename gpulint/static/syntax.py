@@ -1,0 +1,398 @@
+"""A small, frontend-neutral syntax tree of C/C++/CUDA functions.
+
+Both CUDA frontends (tree-sitter and libclang) lower their parse trees to these classes, and
+everything after them (kernel-body analysis, size folding, lowering to object histories) reads
+only these.  That is what makes the two frontends agree: they differ in how they parse, never in
+what an allocation, a launch or a use means.
+
+The tree keeps just what the analyses need: statements with their nesting (blocks, loops,
+branches, returns) and expressions with enough structure to see names, members, subscripts,
+address-of, dereference, assignments, calls, kernel launches, casts, sizeof and literals.
+Anything else becomes `Other`, which keeps its children so that no name is lost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node is: byte offsets [start, end) and 1-based row/column of both ends."""
+
+    start: int
+    end: int
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass
+class Name:
+    span: Span
+    id: str
+
+
+@dataclass
+class Member:
+    """`base.field` or `base->field`."""
+
+    span: Span
+    base: "Expr"
+    field: str
+    arrow: bool
+
+
+@dataclass
+class Index:
+    """`base[index]`."""
+
+    span: Span
+    base: "Expr"
+    index: "Expr"
+
+
+@dataclass
+class Unary:
+    """Prefix or postfix operator: `*p`, `&x`, `-x`, `!x`, `~x`, `++i`, `i++`."""
+
+    span: Span
+    op: str
+    operand: "Expr"
+    postfix: bool = False
+
+
+@dataclass
+class Binary:
+    span: Span
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass
+class Assign:
+    """`target op value` with op one of `=`, `+=`, `-=`, `*=`, ... ."""
+
+    span: Span
+    op: str
+    target: "Expr"
+    value: "Expr"
+
+
+@dataclass
+class Call:
+    """A call.  `launch` holds the `<<<...>>>` configuration of a kernel launch, else None.
+
+    `callee` is usually a `Name` (`cudaMalloc`), a `Member` (`obj.method`) or a qualified
+    name as a `Name` with `::` in its id (`std::swap`).  Template arguments are dropped from
+    the callee name (`kernel<float><<<...>>>` has callee `Name("kernel")`).
+    """
+
+    span: Span
+    callee: "Expr"
+    args: list["Expr"]
+    launch: list["Expr"] | None = None
+
+
+@dataclass
+class Cast:
+    span: Span
+    type: str
+    operand: "Expr"
+
+
+@dataclass
+class Sizeof:
+    """`sizeof(type)` (type set, operand None) or `sizeof expr` (operand set)."""
+
+    span: Span
+    type: str | None
+    operand: "Expr | None"
+
+
+@dataclass
+class Literal:
+    """A number, character, string, `true`/`false`/`nullptr`/`NULL`.
+
+    `value` is the integer (or float) value of numeric literals (suffixes such as `u`, `UL`,
+    `f` stripped), None for the others.
+    """
+
+    span: Span
+    text: str
+    value: int | float | None = None
+
+
+@dataclass
+class Conditional:
+    span: Span
+    cond: "Expr"
+    then: "Expr"
+    orelse: "Expr"
+
+
+@dataclass
+class Other:
+    """Any other expression (lambda, initializer list, new, comma, ...); keeps its sub-expressions."""
+
+    span: Span
+    kind: str
+    children: list["Expr"] = field(default_factory=list)
+
+
+Expr = Union[Name, Member, Index, Unary, Binary, Assign, Call, Cast, Sizeof, Literal, Conditional, Other]
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass
+class VarDecl:
+    """One declared variable of a declaration statement."""
+
+    span: Span
+    name: str
+    type: str  # the declared type as written, without the variable name (`float *`, `const int`)
+    is_pointer: bool
+    init: Expr | None = None
+    is_const: bool = False
+    is_constexpr: bool = False
+    is_static: bool = False
+    array_dims: list[Expr] = field(default_factory=list)
+
+
+@dataclass
+class Decl:
+    span: Span
+    vars: list[VarDecl]
+
+
+@dataclass
+class ExprStmt:
+    span: Span
+    expr: Expr
+
+
+@dataclass
+class Block:
+    span: Span
+    stmts: list["Stmt"]
+
+
+@dataclass
+class If:
+    """`if`, and also each `case` of a `switch` (cond is then the switch value)."""
+
+    span: Span
+    cond: Expr | None
+    then: "Stmt"
+    orelse: "Stmt | None" = None
+
+
+@dataclass
+class Loop:
+    """`for`, range-`for`, `while` and `do` loops.
+
+    `init` holds the for-init statement (a Decl or ExprStmt) or, for a range-for, the loop
+    variable's Decl; `cond` the condition; `step` the increment expression.
+    """
+
+    span: Span
+    kind: str  # "for" | "range_for" | "while" | "do"
+    body: "Stmt"
+    init: "Stmt | None" = None
+    cond: Expr | None = None
+    step: Expr | None = None
+
+
+@dataclass
+class Return:
+    span: Span
+    value: Expr | None = None
+
+
+@dataclass
+class Jump:
+    """`break`, `continue` or `goto`."""
+
+    span: Span
+    kind: str
+
+
+@dataclass
+class Unparsed:
+    """A region the frontend could not make sense of (a parse error)."""
+
+    span: Span
+    text: str = ""
+
+
+Stmt = Union[Decl, ExprStmt, Block, If, Loop, Return, Jump, Unparsed]
+
+
+# --------------------------------------------------------------------------- top level
+
+
+@dataclass
+class Param:
+    name: str
+    type: str
+    is_pointer: bool
+    span: Span | None = None
+
+
+@dataclass
+class Function:
+    """A function definition.  `qualname` includes class/namespace qualifiers when known."""
+
+    span: Span
+    name: str
+    params: list[Param]
+    body: Block
+    is_kernel: bool = False  # __global__
+    is_device: bool = False  # __device__ (without __host__)
+    is_template: bool = False
+    qualname: str = ""
+    name_span: Span | None = None
+    # True when the frontend saw a parse error inside this function: the body may miss events.
+    has_errors: bool = False
+
+
+@dataclass
+class Macro:
+    """An object-like `#define NAME value` (function-like macros are not folded)."""
+
+    name: str
+    text: str
+    value: Expr | None
+    span: Span
+
+
+@dataclass
+class TranslationUnit:
+    path: str
+    source: bytes
+    functions: list[Function]
+    macros: dict[str, Macro] = field(default_factory=dict)
+    # File-scope (and namespace-scope) declarations: constants for size folding, globals.
+    globals: list[Decl] = field(default_factory=list)
+    # Struct/class members that are pointers, by struct name: {"Buffers": ["a", "b"]}.
+    structs: dict[str, list[str]] = field(default_factory=dict)
+    # Spans of regions the parser could not recover.
+    errors: list[Span] = field(default_factory=list)
+    frontend: str = ""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def children(node: object) -> Iterator[object]:
+    """Direct sub-nodes (expressions and statements) of a node, in source order."""
+    if isinstance(node, (Name, Literal, Jump, Unparsed)) or node is None:
+        return
+    if isinstance(node, Member):
+        yield node.base
+    elif isinstance(node, Index):
+        yield node.base
+        yield node.index
+    elif isinstance(node, Unary):
+        yield node.operand
+    elif isinstance(node, (Binary,)):
+        yield node.left
+        yield node.right
+    elif isinstance(node, Assign):
+        yield node.target
+        yield node.value
+    elif isinstance(node, Call):
+        yield node.callee
+        if node.launch:
+            yield from node.launch
+        yield from node.args
+    elif isinstance(node, Cast):
+        yield node.operand
+    elif isinstance(node, Sizeof):
+        if node.operand is not None:
+            yield node.operand
+    elif isinstance(node, Conditional):
+        yield node.cond
+        yield node.then
+        yield node.orelse
+    elif isinstance(node, Other):
+        yield from node.children
+    elif isinstance(node, VarDecl):
+        yield from node.array_dims
+        if node.init is not None:
+            yield node.init
+    elif isinstance(node, Decl):
+        yield from node.vars
+    elif isinstance(node, ExprStmt):
+        yield node.expr
+    elif isinstance(node, Block):
+        yield from node.stmts
+    elif isinstance(node, If):
+        if node.cond is not None:
+            yield node.cond
+        yield node.then
+        if node.orelse is not None:
+            yield node.orelse
+    elif isinstance(node, Loop):
+        if node.init is not None:
+            yield node.init
+        if node.cond is not None:
+            yield node.cond
+        if node.step is not None:
+            yield node.step
+        yield node.body
+    elif isinstance(node, Return):
+        if node.value is not None:
+            yield node.value
+
+
+def walk(node: object) -> Iterator[object]:
+    """Pre-order walk over a node and all nodes below it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current is None:
+            continue
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def callee_name(call: Call) -> str:
+    """`cudaMalloc`, `std::swap`, `obj.method` -> the last component (`method`)."""
+    callee = call.callee
+    if isinstance(callee, Name):
+        return callee.id.rsplit("::", 1)[-1]
+    if isinstance(callee, Member):
+        return callee.field
+    return ""
+
+
+def strip_parens_and_casts(expr: Expr) -> Expr:
+    """`(void**)&x` -> `&x`; `((p))` is already parenless in this tree."""
+    while isinstance(expr, Cast):
+        expr = expr.operand
+    return expr
+
+
+def path_of(expr: Expr) -> str | None:
+    """The access path an lvalue names: `d_a`, `s.buf`, `p->buf`, or None for anything else.
+
+    Members are spelled with `.` whatever the operator, because the analyses track struct
+    members by name (`s.buf` and `p->buf` of the same struct type are the same slot).
+    """
+    expr = strip_parens_and_casts(expr)
+    if isinstance(expr, Name):
+        return expr.id
+    if isinstance(expr, Member):
+        base = path_of(expr.base)
+        if base is None:
+            return None
+        return f"{base}.{expr.field}"
+    return None
