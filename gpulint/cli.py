@@ -1,0 +1,102 @@
+"""The `gpulint` command line: click commands only; the work happens in engine/output/rules."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gpulint import __version__
+from gpulint.config import FRONTENDS, ConfigError, build
+from gpulint.rules import RULES
+
+
+def _fail(message: str) -> None:
+    click.echo(f"gpulint: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _write(text: str, output: str | None, color: bool) -> None:
+    if output is None:
+        click.echo(text, nl=False, color=color)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gpulint")
+def main() -> None:
+    """Find GPU memory waste in CUDA C/C++ and Python GPU code."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated or repeated).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Files analysed in parallel [default: all cores].")
+@click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
+@click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
+@click.option("-v", "--verbose", is_flag=True, help="Say which files fell back to tree-sitter and which functions were skipped.")
+def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend, compile_commands, verbose) -> None:
+    """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
+    from gpulint.engine import check_paths
+    from gpulint.output import FORMATS
+
+    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
+    try:
+        settings = build(
+            {"select": select, "ignore": ignore, "exclude": exclude, "threshold": threshold, "jobs": jobs,
+             "frontend": frontend, "compile_commands": compile_commands, "verbose": verbose},
+            sorted(RULES), threshold_codes,
+        )
+    except ConfigError as exc:
+        _fail(str(exc))
+    report = check_paths(list(paths) or ["."], settings)
+    for line in report.diagnostics:
+        click.echo(f"gpulint: {line}", err=True)
+    if verbose:
+        for line in report.notes:
+            click.echo(f"gpulint: {line}", err=True)
+    color = output is None and fmt == "text" and sys.stdout.isatty()
+    _write(FORMATS[fmt](report.findings, color=color, files=report.files), output, color)
+    if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
+        sys.exit(2)
+    sys.exit(1 if report.findings else 0)
+
+
+@main.command("rule")
+@click.argument("code")
+def rule_cmd(code: str) -> None:
+    """Show the documentation of one rule."""
+    found = RULES.get(code.upper()) or next((r for r in RULES.values() if r.name == code.lower()), None)
+    if found is None:
+        _fail(f"no rule {code!r}; `gpulint rules` lists them")
+    click.echo(f"# {found.code} ({found.name})\n\n{found.summary}.\n\n{found.doc}")
+
+
+@main.command("rules")
+def rules_cmd() -> None:
+    """List every rule."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None)
+    table.add_column("code")
+    table.add_column("name")
+    table.add_column("needs")
+    table.add_column("summary")
+    for code in sorted(RULES):
+        r = RULES[code]
+        table.add_row(code, r.name, "trace" if r.needs_trace else "source", r.summary)
+    Console(soft_wrap=True).print(table)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,281 @@
+"""files -> frontends -> histories -> rules -> findings.
+
+Finds the files to check, reads each one defensively (a file that cannot be analysed becomes a
+GL900 finding and a one-line diagnostic, never a traceback), parses it with the chosen
+frontend (libclang falling back to tree-sitter on any error), lowers it to object histories,
+runs the enabled rules, applies suppression comments and reports unused ones (GL901).
+Files are analysed in parallel; results keep the input order.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpulint.config import Settings
+from gpulint.findings import Finding, Location
+from gpulint.history import Unit
+from gpulint.rules import RULES, RuleSettings
+
+CUDA_SUFFIXES = {".cu", ".cuh"}
+CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
+SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-packages", "venv", "CMakeFiles"}
+# A C/C++ file is CUDA code when it launches kernels or calls the runtime/driver API.
+_CUDA_MARKERS = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
+_SUPPRESSION = re.compile(r"(?://|/\*|#)\s*gpulint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?")
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[str] = field(default_factory=list)  # one line each, for stderr
+    notes: list[str] = field(default_factory=list)  # shown with -v
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    diagnostics: list[str]
+    notes: list[str]
+    files: int
+
+
+@dataclass
+class Suppression:
+    row: int
+    column: int
+    codes: frozenset[str] | None  # None: every code
+    used: set[str] = field(default_factory=set)
+    covers_next_line: bool = False
+
+
+# ------------------------------------------------------------------------- discovery
+
+
+def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
+    text = path.as_posix()
+    return any(fnmatch.fnmatch(text, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(text, f"*/{p}")
+               or fnmatch.fnmatch(text, f"*/{p}/*") for p in patterns)
+
+
+def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[str]]:
+    """Files to check, in a stable order, and diagnostics for paths that do not exist."""
+    files: list[Path] = []
+    errors: list[str] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists() and not root.is_symlink():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        if root.is_file() or (root.is_symlink() and not root.is_dir()):
+            if root not in seen:
+                seen.add(root)
+                files.append(root)
+            continue
+        for folder, dirnames, filenames in os.walk(root):
+            base = Path(folder)
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if not d.startswith(".") and d not in SKIPPED_DIRS and not d.startswith("cmake-build")
+                and not _excluded(base / d, settings.exclude)
+            )
+            for name in sorted(filenames):
+                candidate = base / name
+                suffix = candidate.suffix.lower()
+                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES:
+                    continue
+                if name.startswith(".") or _excluded(candidate, settings.exclude) or candidate in seen:
+                    continue
+                seen.add(candidate)
+                files.append(candidate)
+    return files, errors
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# ------------------------------------------------------------------------- one file
+
+
+def _unreadable(result: FileResult, display: str, why: str) -> FileResult:
+    result.diagnostics.append(f"{display}: {why}")
+    rule = RULES["GL900"]
+    result.findings.append(Finding(code="GL900", name=rule.name, message=f"cannot analyse this file: {why}",
+                                   location=Location(display, 1, 1), properties={"origin": "static"}))
+    return result
+
+
+def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or why it cannot be analysed."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if size > settings.max_file_size:
+        return None, f"file is too large ({size} bytes; max-file-size is {settings.max_file_size})"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if not data.strip():
+        return None, "file is empty"
+    if b"\x00" in data[:8192]:
+        return None, "file is binary"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+    return data, None
+
+
+def is_cuda_source(path: Path, data: bytes) -> bool:
+    return path.suffix.lower() in CUDA_SUFFIXES or bool(_CUDA_MARKERS.search(data))
+
+
+def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, result: FileResult):
+    """The syntax tree of a CUDA/C++ file: libclang when asked for, tree-sitter otherwise."""
+    from gpulint.static import cuda_treesitter
+
+    wants_clang = settings.frontend == "clang" or (settings.frontend == "auto" and settings.compile_commands)
+    if wants_clang:
+        try:
+            from gpulint.static import cuda_clang
+
+            args = None
+            if settings.compile_commands:
+                from gpulint.static import compile_db
+
+                args = compile_db.load(settings.compile_commands).args_for(str(path))
+            return cuda_clang.parse(display, data, args)
+        except ImportError as exc:
+            result.notes.append(f"{display}: libclang frontend unavailable ({exc}); using tree-sitter")
+        except Exception as exc:  # ClangUnavailable, ClangParseError: both fall back
+            reason = str(exc).strip().splitlines()
+            result.notes.append(f"{display}: clang could not parse it cleanly ({'; '.join(reason[:3])}); "
+                                f"falling back to tree-sitter")
+    return cuda_treesitter.parse(display, data)
+
+
+def analyse_unit(unit: Unit, codes: list[str], settings: Settings) -> list[Finding]:
+    rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
+    findings: list[Finding] = []
+    for code in codes:
+        rule = RULES[code]
+        if rule.needs_trace or code in ("GL900", "GL901"):
+            continue
+        findings.extend(rule.check(unit, rule_settings))
+    return findings
+
+
+def check_file(path: Path, settings: Settings, codes: list[str]) -> FileResult:
+    display = display_path(path)
+    result = FileResult(display)
+    data, why = read_source(path, settings)
+    if data is None:
+        return _unreadable(result, display, why or "cannot read")
+    if not is_cuda_source(path, data):
+        return result
+    try:
+        from gpulint.static.lower import lower
+
+        tu = parse_cuda(path, display, data, settings, result)
+        unit, skipped = lower(tu)
+        for name in skipped:
+            result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
+        findings = analyse_unit(unit, codes, settings)
+    except RecursionError:
+        return _unreadable(result, display, "too deeply nested to analyse")
+    except Exception as exc:  # an analysis bug must not lose the other files
+        result.diagnostics.append(f"{display}: internal error while analysing: {type(exc).__name__}: {exc}")
+        if settings.verbose:
+            result.notes.append(traceback.format_exc())
+        return result
+    result.findings = apply_suppressions(findings, data, display, codes)
+    return result
+
+
+# ------------------------------------------------------------------------- suppressions
+
+
+def find_suppressions(source: bytes) -> dict[int, Suppression]:
+    found: dict[int, Suppression] = {}
+    text = source.decode("utf-8", "replace")
+    for row, line in enumerate(text.splitlines(), start=1):
+        if "gpulint" not in line:
+            continue
+        match = _SUPPRESSION.search(line)
+        if match is None:
+            continue
+        codes = match.group("codes")
+        parsed = None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+        comment_only = line[: match.start()].strip() == ""
+        found[row] = Suppression(row, match.start() + 1, parsed, covers_next_line=comment_only)
+    return found
+
+
+def apply_suppressions(findings: list[Finding], source: bytes, display: str, codes: list[str]) -> list[Finding]:
+    suppressions = find_suppressions(source)
+    kept: list[Finding] = []
+    for finding in findings:
+        row = finding.location.row
+        candidates = [suppressions.get(row)]
+        above = suppressions.get(row - 1)
+        if above is not None and above.covers_next_line:
+            candidates.append(above)
+        hit = next((s for s in candidates if s is not None and (s.codes is None or finding.code in s.codes)), None)
+        if hit is None:
+            kept.append(finding)
+        else:
+            hit.used.add(finding.code)
+    if "GL901" in codes:
+        rule = RULES["GL901"]
+        for sup in suppressions.values():
+            if sup.codes is None:
+                if not sup.used:
+                    kept.append(Finding("GL901", rule.name, "`gpulint: ignore` suppresses nothing on this line",
+                                        Location(display, sup.row, sup.column), properties={"origin": "static"}))
+                continue
+            unused = sorted(c for c in sup.codes - sup.used if c in codes)
+            if unused:
+                kept.append(Finding("GL901", rule.name, f"unused suppression of {', '.join(unused)}",
+                                    Location(display, sup.row, sup.column), properties={"origin": "static",
+                                                                                       "unused": unused}))
+    return kept
+
+
+# ------------------------------------------------------------------------- many files
+
+
+def _job(args: tuple[Path, Settings, list[str]]) -> FileResult:
+    return check_file(*args)
+
+
+def check_paths(paths: list[str], settings: Settings) -> Report:
+    files, errors = discover(paths, settings)
+    codes = settings.enabled_codes(sorted(RULES))
+    jobs = min(settings.effective_jobs(), max(1, len(files)))
+    work = [(f, settings, codes) for f in files]
+    if jobs <= 1 or len(files) <= 1:
+        results = [_job(w) for w in work]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_job, work, chunksize=max(1, len(work) // (jobs * 4))))
+    findings: list[Finding] = []
+    diagnostics = list(errors)
+    notes: list[str] = []
+    for r in results:
+        findings.extend(f for f in r.findings if f.code in codes)
+        diagnostics.extend(r.diagnostics)
+        notes.extend(r.notes)
+    findings.sort(key=Finding.sort_key)
+    return Report(findings, diagnostics, notes, len(files))

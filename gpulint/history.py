@@ -1,0 +1,224 @@
+"""Object histories: what static frontends and dynamic traces both produce and what rules read.
+
+A *scope* (a function body statically, a whole run dynamically) is a `Timeline` of `Event`s in
+order.  Each GPU object has an `ObjectHistory`: its allocation, the events that touch it
+(`Touch`: read / write / full overwrite, and whether the event counts as a *use*), its frees and
+its escapes.  Rules measure gaps in kernel launches on the timeline; they never look at syntax
+trees or trace records.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from gpulint.findings import Location
+
+
+class Op(str, enum.Enum):
+    ALLOC = "alloc"
+    FREE = "free"
+    COPY = "copy"
+    MEMSET = "memset"
+    LAUNCH = "launch"
+    CALL = "call"
+    ESCAPE = "escape"
+    EXIT = "exit"
+
+
+@dataclass(frozen=True)
+class Size:
+    """A size in bytes: `value` when it folds to a constant, and the expression it came from.
+
+    `expr` is the normalised text after folding what can be folded (`n * 4` for
+    `n * sizeof(float)`), so two symbolic sizes compare equal when their texts do.
+    `constant_only` is True when the expression uses only compile-time names (macros,
+    constexpr/const values, sizeof, literals).
+    """
+
+    value: int | None
+    expr: str
+    constant_only: bool = False
+
+    def same_as(self, other: "Size", tolerance: float = 0.0) -> bool:
+        if self.value is not None and other.value is not None:
+            big = max(self.value, other.value)
+            return big == 0 or abs(self.value - other.value) <= tolerance * big
+        return self.expr == other.expr
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One branch of a conditional: `id` names the if/switch/?:, `branch` which arm."""
+
+    id: int
+    branch: int
+    condition: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class Loop:
+    id: int
+    first_t: int  # first event inside the loop
+    last_t: int  # last event inside the loop
+    location: Location
+    # Names the loop changes (loop counter, assigned or incremented names, &name passed out).
+    modified: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, eq=False)
+class Event:
+    """One API call or launch in a scope, in order.  Identity is by object (eq=False)."""
+
+    t: int
+    op: Op
+    api: str  # cudaMalloc, cudaMemcpy, the kernel name, the callee
+    location: Location
+    launches: int = 0  # kernel launch sites this event stands for
+    loops: tuple[int, ...] = ()  # enclosing loops, outermost first
+    guards: tuple[Guard, ...] = ()
+    size: Size | None = None
+    direction: str | None = None  # copies: h2d, d2h, d2d, h2h, default
+    stream: int | None = None
+    # Byte range of the whole statement the event is in (for fixes that move or remove it).
+    stmt_start: int | None = None
+    stmt_end: int | None = None
+    detail: str = ""  # e.g. the object expression as written, the exit kind
+    # Names the call's arguments read (allocations: the size's names), for loop-invariance.
+    names: frozenset[str] = frozenset()
+
+    def __repr__(self) -> str:  # keep test failures readable
+        return f"<{self.op.value} {self.api} t={self.t} line={self.location.row}>"
+
+
+class Access(enum.Flag):
+    NONE = 0
+    READ = enum.auto()
+    WRITE = enum.auto()
+    # The write replaces every byte of the object (or the `size` it names, from the start).
+    FULL = enum.auto()
+
+
+@dataclass(frozen=True)
+class Touch:
+    """An event's effect on one object."""
+
+    event: Event
+    access: Access
+    use: bool  # a kernel launch (or a library call) that accesses the object
+    size: Size | None = None  # bytes written/read, for copies and memsets
+    offset_zero: bool = True  # the access starts at the object's first byte
+    # False when the event may touch one of several objects (a pointer that was swapped).
+    definite: bool = True
+
+
+@dataclass
+class Timeline:
+    """All events of one scope, in order (static: program order; dynamic: Kahn timestamps)."""
+
+    events: list[Event] = field(default_factory=list)
+    loops: dict[int, Loop] = field(default_factory=dict)
+    name: str = ""  # the function, or the program
+    end: Location | None = None  # where the scope ends (closing brace / end of program)
+    end_t: int = 0
+
+    def launches_between(self, start_t: float, end_t: float) -> list[Event]:
+        """Events standing for kernel launches strictly between two positions."""
+        return [e for e in self.events if start_t < e.t < end_t and e.launches > 0]
+
+    def launch_count(self, start_t: float, end_t: float) -> int:
+        return sum(e.launches for e in self.launches_between(start_t, end_t))
+
+    def exits(self) -> list[Event]:
+        return [e for e in self.events if e.op is Op.EXIT]
+
+
+@dataclass
+class ObjectHistory:
+    """Everything known about one GPU object, in order."""
+
+    name: str  # as the user wrote it: `d_a`, `s.buf`, a tensor's variable
+    timeline: Timeline
+    alloc: Event | None
+    touches: list[Touch] = field(default_factory=list)
+    frees: list[Event] = field(default_factory=list)
+    escapes: list[Event] = field(default_factory=list)
+    size: Size | None = None
+    kind: str = "device"  # device | managed | pinned | pool
+    origin: str = "static"  # static | dynamic
+    member: bool = False  # a struct member slot tracked by name across functions
+    # Statically: the alloc call's failure is tested by a branch with this id (failed-alloc path).
+    checked_by: frozenset[int] = frozenset()
+    # Set by the frontend when some evidence may be missing (parse errors in the scope).
+    incomplete: bool = False
+    # Bytes measured in a run (dynamic histories).
+    bytes: int | None = None
+
+    @property
+    def uses(self) -> list[Touch]:
+        return [t for t in self.touches if t.use]
+
+    @property
+    def escaped(self) -> bool:
+        return bool(self.escapes)
+
+    def use_span(self, touch: Touch) -> tuple[int, int]:
+        """The stretch of the timeline a use stands for.
+
+        A use inside a loop that does not contain the allocation stands for the whole loop:
+        the object must live across all of its iterations.
+        """
+        event = touch.event
+        alloc_loops = set(self.alloc.loops) if self.alloc is not None else set()
+        for loop_id in event.loops:  # outermost first
+            if loop_id not in alloc_loops:
+                loop = self.timeline.loops[loop_id]
+                return loop.first_t, loop.last_t
+        return event.t, event.t
+
+    def use_spans(self) -> list["UseSpan"]:
+        """Use spans in order, overlapping ones merged."""
+        spans = sorted(((*self.use_span(t), t) for t in self.uses), key=lambda x: (x[0], x[1], x[2].event.t))
+        merged: list[UseSpan] = []
+        for start, end, touch in spans:
+            if merged and start <= merged[-1].end:
+                last = merged[-1]
+                last.end = max(last.end, end)
+                if touch.event.t > last.last.event.t:
+                    last.last = touch
+            else:
+                merged.append(UseSpan(start, end, touch, touch))
+        return merged
+
+    def first_free(self) -> Event | None:
+        """The first free that runs whenever the allocation does (not under an extra branch)."""
+        alloc_guards = set(self.alloc.guards) if self.alloc is not None else set()
+        for free in sorted(self.frees, key=lambda e: e.t):
+            if set(free.guards) <= alloc_guards:
+                return free
+        return None
+
+
+@dataclass
+class UseSpan:
+    """A stretch of uses: `first`/`last` are the touches that open and close it."""
+
+    start: int
+    end: int
+    first: Touch
+    last: Touch
+
+
+@dataclass
+class Unit:
+    """What rules receive: the histories of one file (static) or one run (dynamic)."""
+
+    path: str
+    histories: list[ObjectHistory]
+    timelines: list[Timeline]
+    # Events that are not about one object but rules may judge (e.g. cache flushes).
+    source: bytes | None = None
+
+    def objects(self, origin: str | None = None) -> Iterable[ObjectHistory]:
+        return (h for h in self.histories if origin is None or h.origin == origin)

@@ -1,0 +1,48 @@
+"""JSON output: a list of findings with Ruff's field names plus `related`."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpulint.findings import Finding, Fix, Location
+
+
+def _location(loc: Location) -> dict[str, int]:
+    return {"row": loc.row, "column": loc.column}
+
+
+def _end(loc: Location) -> dict[str, int]:
+    row, column = loc.end
+    return {"row": row, "column": column}
+
+
+def _fix(fix: Fix | None) -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [{"filename": e.path, "start": e.start, "end": e.end, "content": e.content} for e in fix.edits],
+    }
+
+
+def as_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "message": f.message,
+        "filename": f.location.path,
+        "location": _location(f.location),
+        "end_location": _end(f.location),
+        "fix": _fix(f.fix),
+        "url": f.url,
+        "object": f.obj,
+        "related": [
+            {"message": r.message, "filename": r.location.path, "location": _location(r.location)} for r in f.related
+        ],
+        "properties": f.properties,
+    }
+
+
+def render(findings: list[Finding], **_: Any) -> str:
+    return json.dumps([as_dict(f) for f in findings], indent=2, sort_keys=False, default=str) + "\n"

@@ -1,0 +1,60 @@
+"""Human output: `path:row:col: CODE message`, the source line with a caret, related evidence
+indented, and a summary line. Colour only when writing to a terminal."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gpulint.findings import Finding
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.cache: dict[str, list[str]] = {}
+
+    def get(self, path: str, row: int) -> str | None:
+        if path not in self.cache:
+            try:
+                self.cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self.cache[path] = []
+        lines = self.cache[path]
+        return lines[row - 1] if 0 < row <= len(lines) else None
+
+
+def render(findings: list[Finding], *, color: bool = False, files: int = 0, **_: Any) -> str:
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    lines = _Lines()
+    out: list[str] = []
+    for f in findings:
+        loc = f.location
+        out.append(f"{style(loc.path, bold=True)}:{loc.row}:{loc.column}: {style(f.code, fg='red', bold=True)} {f.message}")
+        source = lines.get(loc.path, loc.row)
+        if source is not None:
+            gutter = len(str(loc.row))
+            expanded = source.expandtabs(4)
+            caret_start = len(source[: loc.column - 1].expandtabs(4))
+            end_row, end_col = loc.end
+            width = max(1, (end_col - loc.column) if end_row == loc.row else len(source.rstrip()) - loc.column + 1)
+            out.append(f"{' ' * gutter} {style('|', fg='blue')}")
+            out.append(f"{style(str(loc.row), fg='blue')} {style('|', fg='blue')} {expanded}")
+            out.append(f"{' ' * gutter} {style('|', fg='blue')} {' ' * caret_start}{style('^' * width, fg='red')}")
+        for r in f.related:
+            out.append(f"    {style('=', fg='blue')} {r.message} at {r.location.path}:{r.location.row}:{r.location.column}")
+        if f.fix is not None:
+            out.append(f"    {style('help', fg='cyan')}: {f.fix.message} ({f.fix.applicability.value} fix)")
+        out.append("")
+    counts = Counter(f.code for f in findings)
+    checked = f" in {files} file{'s' if files != 1 else ''}" if files else ""
+    if findings:
+        by_code = ", ".join(f"{code} ×{n}" for code, n in sorted(counts.items()))
+        noun = "finding" if len(findings) == 1 else "findings"
+        out.append(style(f"Found {len(findings)} {noun}{checked} ({by_code}).", bold=True))
+    else:
+        out.append(style(f"All checks passed{checked}.", fg="green", bold=True))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,54 @@
+"""Small helpers rules share to phrase evidence: how to name an event and build a Finding."""
+from __future__ import annotations
+
+from gpulint.findings import Finding, Location, Related
+from gpulint.history import Event, ObjectHistory, Op, Touch
+from gpulint.rules.registry import RULES
+
+
+def what(event: Event) -> str:
+    """`phase1<<<>>>`, `helper()`, `cudaMemcpy` — how a message names an event."""
+    if event.op is Op.LAUNCH:
+        return f"`{event.api}<<<>>>`"
+    if event.op is Op.CALL:
+        return f"`{event.api}()`"
+    return f"`{event.api}`"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("h") else f"{n} {word}s"
+
+
+def launches_phrase(n: int) -> str:
+    return plural(n, "kernel launch")
+
+
+def gap_related(history: ObjectHistory, events: list[Event], limit: int = 3) -> list[Related]:
+    """Related entries for the launches in a gap (the first few)."""
+    related = [Related(f"{what(e)} runs while `{history.name}` waits", e.location) for e in events[:limit]]
+    if len(events) > limit:
+        related.append(Related(f"... and {len(events) - limit} more", events[limit].location))
+    return related
+
+
+def make(code: str, location: Location, message: str, history: ObjectHistory | None,
+         related: list[Related] | tuple[Related, ...] = (), **properties) -> Finding:
+    props = {"origin": history.origin if history is not None else "static", **properties}
+    if history is not None and history.size is not None:
+        props.setdefault("size", history.size.value if history.size.value is not None else history.size.expr)
+    return Finding(code=code, name=RULES[code].name, message=message, location=location,
+                   related=tuple(related), obj=history.name if history is not None else None, properties=props)
+
+
+def use_related(label: str, touch: Touch) -> Related:
+    return Related(f"{label}: {what(touch.event)}", touch.event.location)
+
+
+def lifetime_candidates(histories, *, allow_members: bool = False):
+    """Device objects whose lifetime within one scope the rules can judge."""
+    for h in histories:
+        if h.alloc is None or h.kind == "pinned" or h.incomplete:
+            continue
+        if h.member and not allow_members:
+            continue
+        yield h

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.findings import Finding, Related
+from gpulint.history import Unit
+from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.registry import RuleSettings, rule
+
+
+@rule("GL001", "early-allocation", "Object allocated long before its first use", has_threshold=True,
+      languages=("cuda", "python"))
+def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
+    """
+    ## What it does
+    Flags a GPU allocation that is made one or more kernel launches (the threshold, default 1)
+    before the first kernel that uses it.
+
+    ## Why is this bad?
+    The buffer occupies device memory while unrelated kernels run, raising the peak for
+    nothing: DrGPUM's "early allocation" pattern. Copies and memsets that only initialise the
+    buffer are not uses; they can move together with the allocation.
+
+    ## Example
+    ```cuda
+    cudaMalloc(&d_b, bytes);
+    cudaMemcpy(d_b, h_b, bytes, cudaMemcpyHostToDevice);
+    phase1<<<grid, block>>>(d_a);          // d_b waits
+    phase2<<<grid, block>>>(d_a, d_b);     // first use of d_b
+    ```
+
+    ## Use instead
+    ```cuda
+    phase1<<<grid, block>>>(d_a);
+    cudaMalloc(&d_b, bytes);
+    cudaMemcpy(d_b, h_b, bytes, cudaMemcpyHostToDevice);
+    phase2<<<grid, block>>>(d_a, d_b);
+    ```
+
+    ## Fix safety
+    Moving the allocation (and its initialising copies) down to just before the first use is
+    unsafe: code between them may read the pointer or the host data may change in between.
+    """
+    threshold = settings.threshold("GL001")
+    for h in lifetime_candidates(unit.histories):
+        spans = h.use_spans()
+        if not spans:
+            continue
+        first = spans[0]
+        gap = h.timeline.launches_between(h.alloc.t, first.start)
+        distance = sum(e.launches for e in gap)
+        if distance < threshold:
+            continue
+        use = first.first.event
+        message = (f"`{h.name}` is allocated at line {h.alloc.location.row} but first used by {what(use)} "
+                   f"at line {use.location.row}, after {launches_phrase(distance)}")
+        related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
+        yield make("GL001", h.alloc.location, message, h, related, distance=distance)

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.findings import Finding, Related
+from gpulint.history import Unit
+from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.registry import RuleSettings, rule
+
+
+@rule("GL006", "temporary-idleness", "Object idle across kernel launches between two uses", has_threshold=True,
+      languages=("cuda", "python"))
+def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
+    """
+    ## What it does
+    Flags each gap of one or more kernel launches (the threshold, default 1) between two
+    consecutive uses of a GPU object. One finding per gap.
+
+    ## Why is this bad?
+    During the gap the object holds memory it does not need. Large idle objects are
+    candidates for offloading to host memory (or recomputation) across the gap, as vDNN does
+    for activations; small ones are usually fine, so raise the threshold
+    (`--threshold GL006=N`) to see only long gaps.
+
+    ## Example
+    ```cuda
+    encode<<<g, b>>>(d_x, d_code);       // use of d_x
+    step1<<<g, b>>>(d_code);
+    step2<<<g, b>>>(d_code);             // d_x idle
+    decode<<<g, b>>>(d_code, d_x);       // next use of d_x
+    ```
+
+    ## Use instead
+    Copy `d_x` to host (or recompute it) across the gap when it is large, or reorder the
+    launches so its uses are adjacent.
+
+    ## Fix safety
+    No automatic fix: this is guidance.
+    """
+    threshold = settings.threshold("GL006")
+    for h in lifetime_candidates(unit.histories):
+        spans = h.use_spans()
+        for before, after in zip(spans, spans[1:]):
+            gap = h.timeline.launches_between(before.end, after.start)
+            distance = sum(e.launches for e in gap)
+            if distance < threshold:
+                continue
+            a, b = before.last.event, after.first.event
+            message = (f"`{h.name}` is idle for {launches_phrase(distance)} between its use by {what(a)} at line "
+                       f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
+            related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
+                       Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
+            yield make("GL006", h.alloc.location, message, h, related, distance=distance)

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.findings import Finding, Related
+from gpulint.history import Op, Unit
+from gpulint.rules.common import lifetime_candidates, make, what
+from gpulint.rules.registry import RuleSettings, rule
+
+
+@rule("GL008", "overallocation", "Buffer sized by a compile-time maximum but used with a smaller extent",
+      languages=("cuda", "python"))
+def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
+    """
+    ## What it does
+    Statically: flags an allocation whose size is built only from compile-time constants
+    (a `MAX_N` macro, a `constexpr`) while every copy and memset on the object uses one
+    smaller size, usually a runtime count. With a trace: flags an object of which fewer than
+    80% of the elements were ever touched, with DrGPUM's fragmentation metric.
+
+    ## Why is this bad?
+    The difference between the maximum and the size the program actually uses is reserved
+    for nothing on every run.
+
+    ## Example
+    ```cuda
+    #define MAX_N (1 << 24)
+    cudaMalloc(&d_x, MAX_N * sizeof(float));
+    cudaMemcpy(d_x, h_x, n * sizeof(float), cudaMemcpyHostToDevice);
+    ```
+
+    ## Use instead
+    ```cuda
+    cudaMalloc(&d_x, n * sizeof(float));
+    ```
+
+    ## Fix safety
+    Shrinking the size to the runtime extent is unsafe (a kernel may index past it) and is
+    offered only when every name in the new size is in scope at the allocation; otherwise
+    the fix is display-only.
+    """
+    for h in lifetime_candidates(unit.histories):
+        size = h.size
+        if size is None or size.value is None or not size.constant_only:
+            continue
+        extents = [t for t in h.touches if t.event.op in (Op.COPY, Op.MEMSET)]
+        if not extents or any(t.size is None or not t.offset_zero for t in extents):
+            continue
+        first = extents[0].size
+        if not all(t.size.same_as(first) for t in extents):
+            continue
+        if first.value is not None and first.value >= size.value:
+            continue
+        if first.value is None and first.constant_only:
+            continue
+        shown = f"`{first.expr}`" if first.value is None else f"{first.value} bytes"
+        alloc_text = f"{size.value} bytes"
+        message = (f"`{h.name}` is allocated with a compile-time maximum ({alloc_text}) but every copy and memset "
+                   f"uses {shown}")
+        related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
+        yield make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)

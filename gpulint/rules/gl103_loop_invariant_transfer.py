@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+from gpulint.findings import Finding, Related
+from gpulint.history import Access, Op, Unit
+from gpulint.rules.common import make, what
+from gpulint.rules.registry import RuleSettings, rule
+
+
+@rule("GL103", "loop-invariant-transfer", "Host-to-device copy of unchanged data inside a loop",
+      languages=("cuda", "python"))
+def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
+    """
+    ## What it does
+    Flags a host-to-device copy inside a loop when nothing in the loop changes the host data,
+    the size, or the destination pointer, and nothing in the loop writes the destination.
+
+    ## Why is this bad?
+    The same bytes cross PCIe on every iteration; the copy could run once before the loop.
+
+    ## Example
+    ```cuda
+    for (int it = 0; it < iters; ++it) {
+        cudaMemcpy(d_w, h_w, bytes, cudaMemcpyHostToDevice);
+        apply<<<g, b>>>(d_w, d_x);
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    cudaMemcpy(d_w, h_w, bytes, cudaMemcpyHostToDevice);
+    for (int it = 0; it < iters; ++it) {
+        apply<<<g, b>>>(d_w, d_x);
+    }
+    ```
+
+    ## Fix safety
+    Hoisting the copy before the loop is unsafe: gpulint cannot see writes to the host buffer
+    through pointers it does not track.
+    """
+    for h in unit.histories:
+        if h.alloc is None or h.kind == "pinned" or h.incomplete:
+            continue
+        for touch in h.touches:
+            event = touch.event
+            if event.op is not Op.COPY or event.direction != "h2d" or not event.loops or not touch.definite:
+                continue
+            loop = h.timeline.loops.get(event.loops[-1])
+            if loop is None or loop.id in h.alloc.loops:
+                continue
+            if set(event.names) & loop.modified:
+                continue
+            writers = [t for t in h.touches if t is not touch and loop.id in t.event.loops and t.access & Access.WRITE]
+            if writers:
+                continue
+            message = (f"{what(event)} into `{h.name}` inside the loop at line {loop.location.row} copies the same host "
+                       f"data every iteration; nothing in the loop changes its source, size or destination")
+            related = [Related("loop", loop.location)]
+            readers = [t.event for t in h.touches if t.use and loop.id in t.event.loops]
+            related += [Related(f"{what(e)} only reads `{h.name}`", e.location) for e in readers[:2]]
+            yield make("GL103", event.location, message, h, related)

@@ -1,0 +1,211 @@
+"""Kernel-body analysis: which pointer parameters a `__global__` / `__device__` function
+dereferences, and whether it reads or writes through them.
+
+A launch uses an object only through a parameter the kernel dereferences (DESIGN §4), so this
+decides what a `kernel<<<...>>>(a, b)` uses.  Local pointers derived from a parameter
+(`float *row = a + i * n;`) are followed; calls of other device functions of the same file use
+their summaries; calls of unknown device functions and atomics read and write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpulint.history import Access
+from gpulint.static import syntax as s
+
+# Device-side calls that only read through a pointer argument.
+_READ_ONLY_CALLS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "printf", "tex1Dfetch"}
+# Device-side calls that take pointers but never dereference them.
+_NO_ACCESS_CALLS = {"__syncthreads", "__threadfence", "__isGlobal", "__cvta_generic_to_shared", "sizeof"}
+
+
+@dataclass
+class KernelSummary:
+    name: str
+    params: list[s.Param]
+    access: list[Access] = field(default_factory=list)  # per parameter index
+    is_kernel: bool = True
+
+    def uses(self, index: int) -> Access:
+        if index < len(self.access):
+            return self.access[index]
+        # Variadic or default arguments past the known parameters: be conservative.
+        return Access.READ | Access.WRITE
+
+
+def pointer_root(expr: s.Expr | None) -> str | None:
+    """The variable a pointer-valued expression points into: `a + i` -> a, `&a[i]` -> a."""
+    while expr is not None:
+        if isinstance(expr, s.Name):
+            return expr.id
+        if isinstance(expr, s.Cast):
+            expr = expr.operand
+        elif isinstance(expr, s.Binary) and expr.op in ("+", "-"):
+            left = pointer_root(expr.left)
+            return left if left is not None else pointer_root(expr.right)
+        elif isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
+            expr = expr.operand.base
+        elif isinstance(expr, s.Unary) and expr.op in ("++", "--"):
+            expr = expr.operand
+        elif isinstance(expr, s.Conditional):
+            return pointer_root(expr.then) or pointer_root(expr.orelse)
+        elif isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1:
+            expr = expr.children[0]
+        else:
+            return None
+    return None
+
+
+class _BodyScan:
+    def __init__(self, function: s.Function, summaries: dict[str, list[KernelSummary]]) -> None:
+        self.summaries = summaries
+        self.index = {p.name: i for i, p in enumerate(function.params) if p.name}
+        self.aliases: dict[str, int] = {}  # local pointer -> parameter index
+        self.access = [Access.NONE for _ in function.params]
+        self.pointer_params = {i for i, p in enumerate(function.params) if p.is_pointer or "&" in p.type}
+
+    def param_of(self, expr: s.Expr | None) -> int | None:
+        root = pointer_root(expr)
+        if root is None:
+            return None
+        if root in self.aliases:
+            return self.aliases[root]
+        return self.index.get(root)
+
+    def record(self, param: int | None, access: Access) -> None:
+        if param is not None:
+            self.access[param] |= access
+
+    def stmt(self, node: object) -> None:
+        if isinstance(node, s.Decl):
+            for var in node.vars:
+                for dim in var.array_dims:
+                    self.expr(dim, Access.READ)
+                if var.init is None:
+                    continue
+                param = self.param_of(var.init)
+                if param is not None and (var.is_pointer or "*" in var.type or "auto" in var.type):
+                    self.aliases[var.name] = param
+                elif param is not None and "&" in var.type:
+                    # `float &x = a[i];` would be an Index; `T &r = *p;` reads and may write.
+                    self.record(param, Access.READ | Access.WRITE)
+                elif isinstance(var.init, s.Index) and "&" in var.type:
+                    self.record(self.param_of(var.init.base), Access.READ | Access.WRITE)
+                    self.expr(var.init.index, Access.READ)
+                else:
+                    self.expr(var.init, Access.READ)
+            return
+        if isinstance(node, s.ExprStmt):
+            self.expr(node.expr, Access.READ)
+            return
+        if isinstance(node, s.Return):
+            if node.value is not None:
+                self.expr(node.value, Access.READ)
+            return
+        for child in s.children(node):
+            if isinstance(child, (s.Decl, s.ExprStmt, s.Block, s.If, s.Loop, s.Return, s.Jump, s.Unparsed)):
+                self.stmt(child)
+            else:
+                self.expr(child, Access.READ)  # conditions, loop steps
+
+    def expr(self, node: s.Expr | None, ctx: Access) -> None:
+        if node is None:
+            return
+        if isinstance(node, s.Assign):
+            if isinstance(node.target, s.Name) and node.target.id not in self.index:
+                param = self.param_of(node.value)
+                if param is not None:
+                    self.aliases[node.target.id] = param
+                    return
+            self.expr(node.target, Access.WRITE if node.op == "=" else Access.READ | Access.WRITE)
+            self.expr(node.value, Access.READ)
+            return
+        if isinstance(node, s.Index):
+            param = self.param_of(node.base)
+            if param is not None:
+                self.record(param, ctx)
+            else:
+                self.expr(node.base, ctx if isinstance(node.base, (s.Index, s.Member)) else Access.READ)
+            self.expr(node.index, Access.READ)
+            return
+        if isinstance(node, s.Unary):
+            if node.op == "*":
+                param = self.param_of(node.operand)
+                if param is not None:
+                    self.record(param, ctx)
+                    return
+                self.expr(node.operand, Access.READ)
+                return
+            if node.op in ("++", "--"):
+                self.expr(node.operand, Access.READ | Access.WRITE)
+                return
+            if node.op == "&":
+                # Taking an address is not an access; what is done with it is judged where it goes.
+                inner = node.operand
+                if isinstance(inner, s.Index):
+                    self.expr(inner.index, Access.READ)
+                    return
+                self.expr(inner, Access.NONE)
+                return
+            self.expr(node.operand, Access.READ)
+            return
+        if isinstance(node, s.Member):
+            if node.arrow:
+                param = self.param_of(node.base)
+                if param is not None:
+                    self.record(param, ctx)
+                    return
+            self.expr(node.base, ctx)
+            return
+        if isinstance(node, s.Call):
+            self.call(node)
+            return
+        for child in s.children(node):
+            self.expr(child, Access.READ)
+
+    def call(self, node: s.Call) -> None:
+        name = s.callee_name(node)
+        targets = [t for t in self.summaries.get(name, []) if len(t.params) >= len(node.args) or not t.params]
+        if not isinstance(node.callee, s.Name):
+            self.expr(node.callee, Access.READ)
+        for i, arg in enumerate(node.args):
+            param = self.param_of(arg)
+            if param is not None and param in self.pointer_params:
+                if name in _NO_ACCESS_CALLS:
+                    pass
+                elif name in _READ_ONLY_CALLS:
+                    self.record(param, Access.READ)
+                elif targets:
+                    for target in targets:
+                        self.record(param, target.uses(i))
+                else:
+                    # atomics and unknown device functions: read and write.
+                    self.record(param, Access.READ | Access.WRITE)
+            inner = arg.operand.index if isinstance(arg, s.Unary) and arg.op == "&" and isinstance(arg.operand, s.Index) else None
+            if inner is not None:
+                self.expr(inner, Access.READ)
+            elif param is None:
+                self.expr(arg, Access.READ)
+
+
+def summarize(functions: list[s.Function]) -> dict[str, list[KernelSummary]]:
+    """Summaries of every kernel and device function, by (unqualified) name.
+
+    Device functions may call each other, so summaries are recomputed until they settle.
+    """
+    device = [f for f in functions if f.is_kernel or f.is_device]
+    summaries: dict[str, list[KernelSummary]] = {}
+    for f in device:
+        summaries.setdefault(f.name, []).append(KernelSummary(f.name, f.params, [Access.NONE] * len(f.params), f.is_kernel))
+    for _ in range(8):
+        changed = False
+        for f in device:
+            scan = _BodyScan(f, summaries)
+            scan.stmt(f.body)
+            for summary in summaries[f.name]:
+                if summary.params is f.params and summary.access != scan.access:
+                    summary.access = scan.access
+                    changed = True
+        if not changed:
+            break
+    return summaries

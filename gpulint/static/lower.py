@@ -1,0 +1,688 @@
+"""Lowering a CUDA translation unit (`syntax` tree) to object histories.
+
+Walks each host function in program order and emits events (DESIGN §4, docs/static-semantics.md):
+allocations, frees, copies, memsets, kernel launches, calls, escapes and exits, each with the
+loops and branches around it.  Pointer names are bound to the objects they may point to, so
+aliases and swaps are followed; struct members are tracked by member name across the file.
+Functions are lowered callees first, so a call of a same-file function counts as the launches,
+uses and frees inside it.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from gpulint.findings import Location
+from gpulint.history import Access, Event, Guard, Loop, ObjectHistory, Op, Size, Timeline, Touch, Unit
+from gpulint.static import cuda_api as api
+from gpulint.static import syntax as s
+from gpulint.static.kernels import KernelSummary, pointer_root, summarize
+from gpulint.static.sizes import Folder
+
+
+@dataclass
+class HostSummary:
+    """What calling a host function of this file does to the pointers passed to it."""
+
+    launches: int
+    access: dict[int, Access] = field(default_factory=dict)  # parameter index -> use
+    frees: set[int] = field(default_factory=set)
+    escapes: set[int] = field(default_factory=set)
+    nparams: int = 0
+
+
+@dataclass
+class _UnitContext:
+    tu: s.TranslationUnit
+    folder: Folder
+    kernels: dict[str, list[KernelSummary]]
+    hosts: dict[str, list[HostSummary]]
+    host_defs: dict[str, list[s.Function]]
+    ids: itertools.count
+    # Struct member slots (by field name) and their objects, across functions.
+    member_objects: dict[str, list[ObjectHistory]] = field(default_factory=dict)
+    member_frees: dict[str, list[Event]] = field(default_factory=dict)
+    member_uses: dict[str, list[Touch]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+
+def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
+    """Histories of every object allocated in the file, and the functions skipped for parse errors."""
+    ctx = _UnitContext(
+        tu=tu,
+        folder=Folder.for_unit(tu),
+        kernels=summarize(tu.functions),
+        hosts={},
+        host_defs={},
+        ids=itertools.count(),
+    )
+    host_functions = [f for f in tu.functions if not f.is_kernel and not f.is_device]
+    for f in host_functions:
+        ctx.host_defs.setdefault(f.name, []).append(f)
+    histories: list[ObjectHistory] = []
+    timelines: list[Timeline] = []
+    done: set[int] = set()
+    in_progress: set[int] = set()
+
+    def visit(function: s.Function) -> None:
+        key = id(function)
+        if key in done or key in in_progress:
+            return
+        in_progress.add(key)
+        for callee in _callees(function):
+            for target in ctx.host_defs.get(callee, []):
+                visit(target)
+        lowering = _FunctionLowering(ctx, function)
+        lowering.run()
+        ctx.hosts.setdefault(function.name, []).append(lowering.summary())
+        if function.has_errors:
+            ctx.skipped.append(function.qualname or function.name)
+            for h in lowering.histories():
+                h.incomplete = True
+        histories.extend(lowering.histories())
+        timelines.append(lowering.timeline)
+        in_progress.discard(key)
+        done.add(key)
+
+    for f in host_functions:
+        visit(f)
+
+    # Struct members are tracked by name across the file: a free or use of `x->buf` anywhere
+    # counts for every object allocated into a `buf` member.
+    for slot, objects in ctx.member_objects.items():
+        for history in objects:
+            known = {id(e) for e in history.frees}
+            for event in ctx.member_frees.get(slot, []) + ctx.member_frees.get("*", []):
+                if id(event) not in known:
+                    history.frees.append(event)
+                    known.add(id(event))
+            seen = {id(t.event) for t in history.touches}
+            for touch in ctx.member_uses.get(slot, []) + ctx.member_uses.get("*", []):
+                if id(touch.event) not in seen:
+                    history.touches.append(touch)
+                    seen.add(id(touch.event))
+    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source), ctx.skipped
+
+
+def _callees(function: s.Function) -> set[str]:
+    return {s.callee_name(n) for n in s.walk(function.body) if isinstance(n, s.Call) and n.launch is None}
+
+
+def _names(*exprs: s.Expr) -> frozenset[str]:
+    """Every variable (and member path) an expression reads."""
+    names: set[str] = set()
+    for expr in exprs:
+        for node in s.walk(expr):
+            if isinstance(node, s.Name):
+                names.add(node.id)
+            elif isinstance(node, s.Member):
+                path = s.path_of(node)
+                if path is not None:
+                    names.add(path)
+    return frozenset(names)
+
+
+def _condition_names(expr: s.Expr | None) -> set[str]:
+    names: set[str] = set()
+    if expr is None:
+        return names
+    for node in s.walk(expr):
+        path = s.path_of(node) if isinstance(node, (s.Name, s.Member)) else None
+        if path is not None:
+            names.add(path)
+    return names
+
+
+class _FunctionLowering:
+    def __init__(self, ctx: _UnitContext, function: s.Function) -> None:
+        self.ctx = ctx
+        self.function = function
+        self.path = ctx.tu.path
+        self.source = ctx.tu.source
+        self.folder = Folder(ctx.folder.macros, ctx.folder.constants)
+        self.timeline = Timeline(name=function.qualname or function.name)
+        self.t = 0
+        self.loop_stack: list[int] = []
+        self.guard_stack: list[Guard] = []
+        self.loop_bounds: dict[int, list] = {}
+        self.loop_ids = itertools.count(1)
+        self.guard_ids = itertools.count(1)
+        self.bindings: dict[str, set[int]] = {}
+        self.objects: dict[int, ObjectHistory] = {}
+        self.param_objects: dict[int, int] = {}  # parameter index -> pseudo-object
+        self.status_vars: dict[str, set[int]] = {}
+        self.locals: set[str] = set()
+        self.reference_params: set[str] = set()
+        self.stmt_span: s.Span | None = None
+        self.incomplete = False
+        for i, param in enumerate(function.params):
+            if not param.name:
+                continue
+            self.locals.add(param.name)
+            if "&" in param.type and "*" in param.type:
+                self.reference_params.add(param.name)
+            if param.is_pointer or "&" in param.type:
+                oid = next(ctx.ids)
+                self.objects[oid] = ObjectHistory(name=param.name, timeline=self.timeline, alloc=None)
+                self.param_objects[i] = oid
+                self.bindings[param.name] = {oid}
+
+    # ------------------------------------------------------------------ results
+    def histories(self) -> list[ObjectHistory]:
+        params = set(self.param_objects.values())
+        return [h for oid, h in self.objects.items() if oid not in params and h.alloc is not None]
+
+    def summary(self) -> HostSummary:
+        result = HostSummary(launches=sum(e.launches for e in self.timeline.events), nparams=len(self.function.params))
+        for index, oid in self.param_objects.items():
+            history = self.objects[oid]
+            access = Access.NONE
+            for touch in history.touches:
+                if touch.use:
+                    access |= touch.access
+            if access:
+                result.access[index] = access
+            if history.frees:
+                result.frees.add(index)
+            if history.escapes:
+                result.escapes.add(index)
+        return result
+
+    def location(self, span: s.Span) -> Location:
+        return Location(self.path, span.row, span.column, span.end_row, span.end_column)
+
+    def text(self, span: s.Span) -> str:
+        return self.source[span.start:span.end].decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ events
+    def event(self, op: Op, api_name: str, span: s.Span, **kwargs) -> Event:
+        self.t += 1
+        stmt = self.stmt_span or span
+        event = Event(
+            t=self.t, op=op, api=api_name, location=self.location(span), loops=tuple(self.loop_stack),
+            guards=tuple(self.guard_stack), stmt_start=stmt.start, stmt_end=stmt.end, **kwargs,
+        )
+        self.timeline.events.append(event)
+        for loop_id in self.loop_stack:
+            bounds = self.loop_bounds[loop_id]
+            if bounds[0] is None:
+                bounds[0] = self.t
+            bounds[1] = self.t
+        return event
+
+    def touch(self, oids: set[int], touch: Touch) -> None:
+        for oid in oids:
+            self.objects[oid].touches.append(touch)
+
+    def escape(self, oids: set[int], span: s.Span, why: str) -> None:
+        if not oids:
+            return
+        event = self.event(Op.ESCAPE, why, span)
+        for oid in oids:
+            self.objects[oid].escapes.append(event)
+
+    # ------------------------------------------------------------------ resolving names
+    def refs(self, expr: s.Expr | None) -> set[int]:
+        """Objects a (pointer-valued) expression may point into."""
+        if expr is None:
+            return set()
+        expr = s.strip_parens_and_casts(expr)
+        if isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1:
+            return self.refs(expr.children[0])
+        if isinstance(expr, s.Binary) and expr.op in ("+", "-"):
+            return self.refs(expr.left) | self.refs(expr.right)
+        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
+            return self.refs(expr.operand.base)
+        if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
+            return self.refs(expr.operand)
+        if isinstance(expr, s.Conditional):
+            return self.refs(expr.then) | self.refs(expr.orelse)
+        path = s.path_of(expr)
+        if path is None:
+            return set()
+        found = set(self.bindings.get(path, set()))
+        if not found and isinstance(expr, s.Name):
+            # A struct passed whole: it carries the objects in its members.
+            prefix = path + "."
+            for key, oids in self.bindings.items():
+                if key.startswith(prefix):
+                    found |= oids
+        if "." in path:
+            slot = path.rsplit(".", 1)[1]
+            found |= {id_ for id_, h in self.objects.items() if h.member and h.name.rsplit(".", 1)[-1] == slot}
+        return found
+
+    def member_slot(self, expr: s.Expr) -> str | None:
+        path = s.path_of(expr)
+        if path is not None and "." in path:
+            return path.rsplit(".", 1)[1]
+        return None
+
+    # ------------------------------------------------------------------ driving
+    def run(self) -> None:
+        self.block(self.function.body)
+        last = self.function.body.stmts[-1] if self.function.body.stmts else None
+        body_span = self.function.body.span
+        end = s.Span(body_span.end - 1, body_span.end, body_span.end_row, max(1, body_span.end_column - 1),
+                     body_span.end_row, body_span.end_column)
+        self.timeline.end = self.location(end)
+        if not isinstance(last, s.Return):
+            self.stmt_span = end
+            self.event(Op.EXIT, "end of function", end, detail="end")
+        self.timeline.end_t = self.t + 1
+        for loop_id, (first, last_t, span, modified) in self.loop_bounds.items():
+            if first is not None:
+                self.timeline.loops[loop_id] = Loop(loop_id, first, last_t, self.location(span), frozenset(modified))
+        if self.incomplete:
+            for h in self.objects.values():
+                h.incomplete = True
+
+    def block(self, block: s.Stmt | None) -> None:
+        if block is None:
+            return
+        if isinstance(block, s.Block):
+            for stmt in block.stmts:
+                self.stmt(stmt)
+        else:
+            self.stmt(block)
+
+    def stmt(self, stmt: s.Stmt) -> None:
+        if isinstance(stmt, s.Block):
+            self.block(stmt)
+        elif isinstance(stmt, s.ExprStmt):
+            self.stmt_span = stmt.span
+            self.expr(stmt.expr)
+        elif isinstance(stmt, s.Decl):
+            self.stmt_span = stmt.span
+            self.decl(stmt)
+        elif isinstance(stmt, s.If):
+            self.if_(stmt)
+        elif isinstance(stmt, s.Loop):
+            self.loop(stmt)
+        elif isinstance(stmt, s.Return):
+            self.stmt_span = stmt.span
+            if stmt.value is not None:
+                self.expr(stmt.value)
+                self.escape(self.refs(stmt.value), stmt.value.span, "returned")
+            self.event(Op.EXIT, "return", stmt.span, detail="return")
+        elif isinstance(stmt, s.Unparsed):
+            self.incomplete = True
+
+    def decl(self, decl: s.Decl) -> None:
+        for var in decl.vars:
+            self.locals.add(var.name)
+            if var.init is None:
+                self.bindings.pop(var.name, None)
+                self.folder.forget(var.name)
+                continue
+            created = self.expr(var.init)
+            if isinstance(var.init, s.Call) and created:
+                self.status_vars[var.name] = created
+            oids = self.refs(var.init)
+            if oids:
+                self.bindings[var.name] = oids
+            else:
+                self.bindings.pop(var.name, None)
+            if (var.is_const or var.is_constexpr) and not var.is_pointer:
+                self.folder.with_constant(var.name, var.init)
+            else:
+                self.folder.forget(var.name)
+
+    def if_(self, stmt: s.If) -> None:
+        self.stmt_span = stmt.cond.span if stmt.cond is not None else stmt.span
+        created = self.expr(stmt.cond) if stmt.cond is not None else set()
+        guard_id = next(self.guard_ids)
+        cond_text = self.text(stmt.cond.span) if stmt.cond is not None else ""
+        # A branch that tests an allocation's own result is its failure path.
+        checked = set(created)
+        for name in _condition_names(stmt.cond):
+            checked |= self.status_vars.get(name, set())
+            if isinstance(stmt.cond, (s.Unary, s.Binary, s.Name)):
+                checked |= {o for o in self.bindings.get(name, set()) if self.objects[o].alloc is not None}
+        for oid in checked:
+            history = self.objects[oid]
+            history.checked_by = history.checked_by | {guard_id}
+        before = {k: set(v) for k, v in self.bindings.items()}
+        loc = self.location(stmt.cond.span if stmt.cond is not None else stmt.span)
+        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc))
+        self.stmt(stmt.then)
+        self.guard_stack.pop()
+        after_then = self.bindings
+        self.bindings = {k: set(v) for k, v in before.items()}
+        if stmt.orelse is not None:
+            self.guard_stack.append(Guard(guard_id, 1, cond_text, loc))
+            self.stmt(stmt.orelse)
+            self.guard_stack.pop()
+        # After the branch a name may point to what either arm left in it.
+        for key in set(after_then) | set(self.bindings):
+            self.bindings[key] = after_then.get(key, set()) | self.bindings.get(key, set())
+
+    def loop(self, stmt: s.Loop) -> None:
+        if stmt.init is not None:
+            self.stmt(stmt.init)
+        loop_id = next(self.loop_ids)
+        modified = self.modified_in(stmt)
+        self.loop_bounds[loop_id] = [None, None, stmt.span, modified]
+        self.merge_swapped(stmt)
+        self.loop_stack.append(loop_id)
+        if stmt.kind != "do" and stmt.cond is not None:
+            self.stmt_span = stmt.cond.span
+            self.expr(stmt.cond)
+        self.stmt(stmt.body)
+        if stmt.step is not None:
+            self.stmt_span = stmt.step.span
+            self.expr(stmt.step)
+        if stmt.kind == "do" and stmt.cond is not None:
+            self.stmt_span = stmt.cond.span
+            self.expr(stmt.cond)
+        self.loop_stack.pop()
+
+    def modified_in(self, loop: s.Loop) -> set[str]:
+        """Names whose value or pointed-to contents the loop may change."""
+        modified: set[str] = set()
+        for node in s.walk(loop):
+            if isinstance(node, s.Assign):
+                target = node.target
+                root = s.path_of(target) or pointer_root(target.base if isinstance(target, s.Index) else target)
+                if isinstance(target, s.Unary) and target.op == "*":
+                    root = pointer_root(target.operand)
+                if root is not None:
+                    modified.add(root)
+            elif isinstance(node, s.Unary) and node.op in ("++", "--"):
+                root = s.path_of(node.operand) or pointer_root(node.operand)
+                if root is not None:
+                    modified.add(root)
+            elif isinstance(node, s.VarDecl):
+                modified.add(node.name)
+            elif isinstance(node, s.Call):
+                name = self.qualified(node)
+                copy = api.COPY.get(name)
+                for i, arg in enumerate(node.args):
+                    if isinstance(arg, s.Unary) and arg.op == "&":
+                        root = s.path_of(arg.operand) or pointer_root(arg)
+                        if root is not None:
+                            modified.add(root)
+                        continue
+                    if copy is not None and i != copy.dst:
+                        continue
+                    if name in api.NO_ACCESS or name in api.FREE or name in api.MEMSET or name in api.ALLOC:
+                        continue
+                    root = pointer_root(arg)
+                    if root is not None and (copy is not None or not api.is_runtime_api(name)):
+                        modified.add(root)
+        return modified
+
+    def merge_swapped(self, loop: s.Loop) -> None:
+        """Names that trade pointers inside a loop may each point to any of their objects."""
+        groups: list[set[str]] = []
+        for node in s.walk(loop.body):
+            pair: tuple[str, str] | None = None
+            if isinstance(node, s.Call) and self.qualified(node) in api.SWAP and len(node.args) == 2:
+                a, b = (s.path_of(x) for x in node.args)
+                if a and b:
+                    pair = (a, b)
+            elif isinstance(node, s.Assign) and node.op == "=":
+                a, b = s.path_of(node.target), pointer_root(node.value)
+                if a and b and (self.bindings.get(b) or any(b in g for g in groups)):
+                    pair = (a, b)
+            elif isinstance(node, s.VarDecl) and node.init is not None:
+                b = pointer_root(node.init)
+                if b and self.bindings.get(b):
+                    pair = (node.name, b)
+            if pair is None:
+                continue
+            merged = {pair[0], pair[1]}
+            for g in [g for g in groups if g & merged]:
+                merged |= g
+                groups.remove(g)
+            groups.append(merged)
+        for group in groups:
+            union: set[int] = set()
+            for name in group:
+                union |= self.bindings.get(name, set())
+            if union:
+                for name in group:
+                    self.bindings[name] = set(union)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, expr: s.Expr | None) -> set[int]:
+        """Emit the events of an expression (inner calls first); returns objects it allocated."""
+        if expr is None:
+            return set()
+        if isinstance(expr, s.Call):
+            created: set[int] = set()
+            for arg in expr.args:
+                created |= self.expr(arg)
+            for cfg in expr.launch or []:
+                self.expr(cfg)
+            return created | self.call(expr)
+        if isinstance(expr, s.Assign):
+            created = self.expr(expr.value)
+            self.assign(expr, created)
+            return created
+        created = set()
+        for child in s.children(expr):
+            created |= self.expr(child)  # type: ignore[arg-type]
+        return created
+
+    def assign(self, node: s.Assign, created: set[int]) -> None:
+        target = s.strip_parens_and_casts(node.target)
+        path = s.path_of(target)
+        if node.op != "=":
+            return  # `p += n` keeps pointing into the same object
+        oids = self.refs(node.value)
+        if isinstance(target, s.Name) and isinstance(node.value, s.Call) and created:
+            self.status_vars[target.id] = created
+        if path is not None and "." not in path and path in self.locals and path not in self.reference_params:
+            if oids:
+                self.bindings[path] = oids
+            else:
+                self.bindings.pop(path, None)
+            self.folder.forget(path)
+            return
+        if path is not None:
+            # A member, a global or a reference parameter: the pointer now lives outside this scope.
+            self.escape(oids, node.span, "stored")
+            if oids:
+                self.bindings[path] = oids
+            return
+        self.escape(oids, node.span, "stored")
+
+    def qualified(self, call: s.Call) -> str:
+        if isinstance(call.callee, s.Name):
+            return call.callee.id
+        return s.callee_name(call)
+
+    def call(self, call: s.Call) -> set[int]:
+        name = self.qualified(call)
+        short = s.callee_name(call)
+        args = call.args
+        if call.launch is not None:
+            self.launch(call, short)
+            return set()
+        if short in api.ALLOC:
+            return self.alloc(call, short, api.ALLOC[short])
+        if short in api.FREE:
+            self.free(call, short, api.FREE[short])
+            return set()
+        if short in api.COPY:
+            self.copy(call, short, api.COPY[short])
+            return set()
+        if short in api.MEMSET:
+            self.memset(call, short, api.MEMSET[short])
+            return set()
+        if name in api.SWAP and len(args) == 2:
+            a, b = (s.path_of(x) for x in args)
+            if a and b:
+                self.bindings[a], self.bindings[b] = self.bindings.get(b, set()), self.bindings.get(a, set())
+            return set()
+        if name in api.NO_ACCESS or name in api.PROGRAM_EXIT:
+            return set()
+        if api.is_runtime_api(short) and not api.is_library_call(name):
+            return set()
+        candidates = [h for h in self.ctx.hosts.get(short, []) if h.nparams == len(args)]
+        if short in self.ctx.host_defs and candidates and not isinstance(call.callee, s.Member):
+            self.known_call(call, short, candidates)
+        else:
+            self.unknown_call(call, name)
+        return set()
+
+    def alloc(self, call: s.Call, name: str, spec: api.AllocApi) -> set[int]:
+        if len(call.args) <= max(spec.target, *spec.size):
+            return set()
+        size = self.folder.product(*(call.args[i] for i in spec.size)) if len(spec.size) > 1 else self.folder.fold(call.args[spec.size[0]])
+        target = s.strip_parens_and_casts(call.args[spec.target])
+        event = self.event(Op.ALLOC, name, call.span, size=size,
+                           names=_names(*(call.args[i] for i in spec.size)))
+        oid = next(self.ctx.ids)
+        if isinstance(target, s.Unary) and target.op == "&":
+            lvalue = target.operand
+            path = s.path_of(lvalue)
+            display = path if path is not None else self.text(lvalue.span)
+        else:
+            lvalue, path, display = None, None, "*" + self.text(target.span)
+        history = ObjectHistory(name=self.text(lvalue.span) if lvalue is not None else display,
+                                timeline=self.timeline, alloc=event, size=size, kind=spec.kind)
+        self.objects[oid] = history
+        if path is None:
+            # `cudaMalloc(p, n)` with `float **p`, or `&bufs[i]`: the pointer is stored elsewhere.
+            history.escapes.append(event)
+            return {oid}
+        root = path.split(".", 1)[0]
+        if "." in path:
+            history.member = True
+            slot = path.rsplit(".", 1)[1]
+            self.ctx.member_objects.setdefault(slot, []).append(history)
+        elif root in self.reference_params or (root not in self.locals):
+            history.escapes.append(event)  # a reference parameter or a global keeps it
+        # The old object in that variable (if any) is no longer reachable through it.
+        self.bindings[path] = {oid}
+        return {oid}
+
+    def free(self, call: s.Call, name: str, index: int) -> None:
+        if len(call.args) <= index:
+            return
+        arg = call.args[index]
+        oids = self.refs(arg)
+        event = self.event(Op.FREE, name, call.span)
+        for oid in oids:
+            self.objects[oid].frees.append(event)
+        slot = self.member_slot(s.strip_parens_and_casts(arg))
+        if slot is not None:
+            self.ctx.member_frees.setdefault(slot, []).append(event)
+
+    def copy(self, call: s.Call, name: str, spec: api.CopyApi) -> None:
+        args = call.args
+        if any(i is not None and i >= len(args) for i in (spec.dst, spec.src, *spec.size)):
+            return
+        size = self.folder.product(*(args[i] for i in spec.size)) if len(spec.size) > 1 else self.folder.fold(args[spec.size[0]])
+        direction = spec.direction
+        if direction is None and spec.kind_arg is not None and spec.kind_arg < len(args):
+            kind = s.strip_parens_and_casts(args[spec.kind_arg])
+            kind_text = kind.id.rsplit("::", 1)[-1] if isinstance(kind, s.Name) else self.text(kind.span)
+            direction = api.MEMCPY_KINDS.get(kind_text, "default")
+        dst = self.refs(args[spec.dst]) if spec.dst is not None else set()
+        src = self.refs(args[spec.src]) if spec.src is not None else set()
+        event = self.event(Op.COPY, name, call.span, size=size, direction=direction, names=_names(*args))
+        if dst:
+            offset_zero = isinstance(s.strip_parens_and_casts(args[spec.dst]), (s.Name, s.Member))
+            self.touch(dst, Touch(event, Access.WRITE, use=False, size=size, offset_zero=offset_zero,
+                                  definite=len(dst) == 1))
+        if src:
+            self.touch(src, Touch(event, Access.READ, use=False, size=size, definite=len(src) == 1))
+
+    def memset(self, call: s.Call, name: str, spec: api.MemsetApi) -> None:
+        args = call.args
+        if any(i >= len(args) for i in (spec.dst, *spec.size)):
+            return
+        factors = [args[i] for i in spec.size]
+        size = self.folder.product(*factors) if len(factors) > 1 else self.folder.fold(factors[0])
+        if spec.element != 1 and size is not None:
+            size = Size(size.value * spec.element if size.value is not None else None,
+                        f"{size.expr}*{spec.element}" if size.value is None else str(size.value * spec.element),
+                        size.constant_only)
+        dst = self.refs(args[spec.dst])
+        event = self.event(Op.MEMSET, name, call.span, size=size, names=_names(*args))
+        offset_zero = isinstance(s.strip_parens_and_casts(args[spec.dst]), (s.Name, s.Member))
+        self.touch(dst, Touch(event, Access.WRITE, use=False, size=size, offset_zero=offset_zero,
+                              definite=len(dst) == 1))
+
+    def launch(self, call: s.Call, kernel: str) -> None:
+        summaries = [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel and len(k.params) == len(call.args)]
+        summaries = summaries or [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel]
+        event = self.event(Op.LAUNCH, kernel, call.span, launches=1, detail="<<<>>>")
+        for i, arg in enumerate(call.args):
+            oids = self.refs(arg)
+            access = Access.NONE
+            if summaries:
+                for summary in summaries:
+                    access |= summary.uses(i)
+            else:
+                access = Access.READ | Access.WRITE
+            if oids and access:
+                self.touch(oids, Touch(event, access, use=True))
+            self.note_member_use(arg, event, access)
+
+    def note_member_use(self, arg: s.Expr, event: Event, access: Access) -> None:
+        """Record a use of a member slot (or of a whole struct) for objects allocated elsewhere."""
+        if not access:
+            return
+        arg = s.strip_parens_and_casts(arg)
+        slot = self.member_slot(arg)
+        if slot is not None:
+            self.ctx.member_uses.setdefault(slot, []).append(Touch(event, access, use=True))
+        elif isinstance(arg, (s.Name, s.Unary)) and not self.refs(arg):
+            # A struct (or a pointer to one) may carry member buffers into the callee.
+            if isinstance(arg, s.Unary) or not self.bindings.get(s.path_of(arg) or ""):
+                self.ctx.member_uses.setdefault("*", []).append(Touch(event, access, use=True))
+
+    def known_call(self, call: s.Call, name: str, candidates: list[HostSummary]) -> None:
+        launches = max(c.launches for c in candidates)
+        event = self.event(Op.CALL, name, call.span, launches=launches)
+        for i, arg in enumerate(call.args):
+            oids = self.refs(arg)
+            access = Access.NONE
+            frees = escapes = False
+            for c in candidates:
+                access |= c.access.get(i, Access.NONE)
+                frees |= i in c.frees
+                escapes |= i in c.escapes
+            if oids and access:
+                self.touch(oids, Touch(event, access, use=True))
+            if frees:
+                for oid in oids:
+                    self.objects[oid].frees.append(event)
+                slot = self.member_slot(s.strip_parens_and_casts(arg))
+                if slot is not None:
+                    self.ctx.member_frees.setdefault(slot, []).append(event)
+            if escapes:
+                for oid in oids:
+                    self.objects[oid].escapes.append(event)
+            self.note_member_use(arg, event, access)
+            if not oids and isinstance(arg, (s.Name, s.Unary)):
+                # A struct passed to a helper that frees its members frees them here.
+                self.note_struct_frees(arg, event, candidates, i)
+
+    def note_struct_frees(self, arg: s.Expr, event: Event, candidates: list[HostSummary], index: int) -> None:
+        if any(index in c.frees for c in candidates):
+            self.ctx.member_frees.setdefault("*", []).append(event)
+
+    def unknown_call(self, call: s.Call, name: str) -> None:
+        library = api.is_library_call(name)
+        touched: list[tuple[set[int], s.Expr, bool]] = []
+        for arg in call.args:
+            stripped = s.strip_parens_and_casts(arg)
+            address_of = isinstance(stripped, s.Unary) and stripped.op == "&" and not isinstance(stripped.operand, s.Index)
+            oids = self.refs(stripped.operand) if address_of else self.refs(arg)
+            if oids or self.member_slot(stripped) is not None or isinstance(stripped, (s.Name, s.Unary)):
+                touched.append((oids, arg, address_of))
+        if not touched:
+            return
+        event = self.event(Op.CALL, name, call.span)
+        for oids, arg, address_of in touched:
+            if oids:
+                self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+                if address_of or not library:
+                    for oid in oids:
+                        self.objects[oid].escapes.append(event)
+            self.note_member_use(arg, event, Access.READ | Access.WRITE)
