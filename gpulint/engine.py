@@ -98,8 +98,9 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[str
 
 
 def display_path(path: Path) -> str:
+    # abspath, not resolve: a symlink is reported under the name the user gave it.
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(os.getcwd())).as_posix()
     except ValueError:
         return path.as_posix()
 

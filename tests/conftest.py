@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from gpulint.config import Settings
+from gpulint.engine import check_file
+from gpulint.rules import RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+_EXPECT = re.compile(r"expect:\s*((?:GL\d{3}\s*,?\s*)+)")
+
+
+def expected_findings(path: Path) -> Counter:
+    """(code, line) multiset from `// expect: GL001, GL002` markers."""
+    found: Counter = Counter()
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            for code in re.findall(r"GL\d{3}", match.group(1)):
+                found[(code, row)] += 1
+    return found
+
+
+def actual_findings(path: Path, frontend: str = "tree-sitter", **settings) -> Counter:
+    result = run_file(path, frontend=frontend, **settings)
+    assert not result.diagnostics, result.diagnostics
+    return Counter((f.code, f.location.row) for f in result.findings)
+
+
+def run_file(path: Path, frontend: str = "tree-sitter", **settings):
+    codes = Settings(**settings).enabled_codes(sorted(RULES))
+    return check_file(path, Settings(frontend=frontend, **settings), codes)
+
+
+@pytest.fixture
+def write(tmp_path):
+    def _write(name: str, text: str | bytes) -> Path:
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+        return p
+
+    return _write

@@ -1,0 +1,99 @@
+"""Bad input: a one-line diagnostic naming the file, a GL900 finding, the other files still analysed."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.cli import main
+from test_cli import LATE_FREE
+
+
+def check(tmp_path: Path, *args: str):
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        return CliRunner().invoke(main, ["check", "--format", "json", *args, "."], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def _findings(result) -> list[dict]:
+    return json.loads(result.stdout)
+
+
+def test_bad_files_are_reported_and_others_still_analysed(tmp_path: Path) -> None:
+    (tmp_path / "good.cu").write_text(LATE_FREE)
+    (tmp_path / "empty.cu").write_text("")
+    (tmp_path / "binary.cu").write_bytes(b"\x7fELF\x00\x01\x02" * 10)
+    (tmp_path / "latin1.cu").write_bytes("// caf\xe9\nint main() { return 0; }\n".encode("latin-1"))
+    (tmp_path / "huge.cu").write_text("// x\n" * 10)
+    secret = tmp_path / "secret.cu"
+    secret.write_text(LATE_FREE)
+    secret.chmod(0)
+    (tmp_path / "dangling.cu").symlink_to(tmp_path / "nowhere.cu")
+    result = check(tmp_path)
+    findings = _findings(result)
+    gl900 = {f["filename"]: f["message"] for f in findings if f["code"] == "GL900"}
+    assert "empty.cu" in gl900 and "empty" in gl900["empty.cu"]
+    assert "binary" in gl900["binary.cu"]
+    assert "UTF-8" in gl900["latin1.cu"]
+    assert "dangling.cu" in gl900
+    if os.geteuid() != 0:  # root reads anything
+        assert "secret.cu" in gl900
+    assert {f["code"] for f in findings if f["filename"] == "good.cu"} == {"GL002", "GL003"}
+    stderr = result.stderr
+    assert "Traceback" not in stderr
+    for name in ("empty.cu", "binary.cu", "latin1.cu", "dangling.cu"):
+        assert sum(name in line for line in stderr.splitlines()) == 1
+    assert result.exit_code == 1
+
+
+def test_enormous_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.gpulint]\nmax-file-size = 100\n")
+    (tmp_path / "big.cu").write_text(LATE_FREE)
+    findings = _findings(check(tmp_path))
+    assert [f["code"] for f in findings] == ["GL900"]
+    assert "too large" in findings[0]["message"]
+
+
+BROKEN = """\
+#define WEIRD(x) x ## _impl(
+__global__ void k(float *a) { a[threadIdx.x] = 1.f; }
+void broken() {
+  float *d;
+  cudaMalloc(&d, 64);
+  WEIRD(foo) d, 3;;; } } {{
+  k<<<1, 1>>>(d);
+}
+int main() {
+  float *d;
+  cudaMalloc(&d, 64);
+  k<<<1, 32>>>(d);
+  cudaFree(d);
+  return 0;
+}
+"""
+
+
+def test_unrecoverable_syntax_never_crashes(tmp_path: Path) -> None:
+    (tmp_path / "broken.cu").write_text(BROKEN)
+    result = check(tmp_path, "-v")
+    assert "Traceback" not in result.stderr
+    assert result.exit_code in (0, 1)
+    assert "parse errors" in result.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "<<<>>>" * 50, "__global__ void k(", "int main() { cudaMalloc(&", "}}}}{{{{" * 100,
+    "#define N\nvoid f(){ cudaMalloc(&d, N); cudaMalloc(&d); cudaFree(); cudaMemcpy(d); k<<<>>>(); }",
+    "void f() { " + "(" * 3000 + " }",
+])
+def test_garbage_does_not_crash(tmp_path: Path, text: str) -> None:
+    (tmp_path / "g.cu").write_text(text)
+    result = check(tmp_path)
+    assert "Traceback" not in result.stderr
+    assert result.exit_code in (0, 1)
