@@ -78,6 +78,9 @@ class Folder:
         if isinstance(expr, s.Sizeof):
             if expr.type is not None:
                 return sizeof_type(expr.type)
+            if isinstance(expr.operand, s.Name):
+                # `sizeof(double2)`: a type name the parser could not tell from a variable.
+                return sizeof_type(expr.operand.id)
             return None
         if isinstance(expr, s.Cast):
             return self.value(expr.operand, _depth + 1)
@@ -145,11 +148,16 @@ class Folder:
 
     def constant_only(self, expr: s.Expr) -> bool:
         """True when every name in the expression is a compile-time constant."""
-        for node in s.walk(expr):
+        stack: list[object] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, s.Sizeof):
+                continue  # sizeof is always a compile-time constant
             if isinstance(node, s.Name) and node.id not in self.constants and node.id not in self.macros:
                 return False
             if isinstance(node, s.Call):
                 return False
+            stack.extend(s.children(node))
         return True
 
     def fold(self, expr: s.Expr | None) -> Size | None:

@@ -1,0 +1,233 @@
+"""The analyses of DESIGN §4 on small programs: kernel bodies, sizes, calls, aliases, members."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from gpulint.history import Access, Op
+from gpulint.static import cuda_treesitter
+from gpulint.static.kernels import summarize
+from gpulint.static.lower import lower
+from gpulint.static.sizes import Folder
+
+
+def unit_of(code: str):
+    tu = cuda_treesitter.parse("t.cu", code.encode())
+    unit, skipped = lower(tu)
+    return unit
+
+
+def findings(code: str, tmp_path, **settings) -> Counter:
+    from conftest import run_file
+
+    path = tmp_path / "t.cu"
+    path.write_text(code)
+    return Counter((f.code, f.location.row) for f in run_file(path, **settings).findings)
+
+
+def test_kernel_body_reads_writes_and_aliases() -> None:
+    tu = cuda_treesitter.parse("k.cu", b"""
+__device__ void store(float *p, float v) { *p = v; }
+__device__ float load(const float *p) { return __ldg(p); }
+template <typename T>
+__global__ void k(T *out, const T *in, float *unused, int *counter, float *rows, float *viaDevice, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * 2;
+  atomicAdd(counter, 1);
+  float *row = rows + i * n;
+  row[0] += 1.f;
+  store(&viaDevice[i], load(in + i));
+  unused + 1;
+}
+""")
+    k = summarize(tu.functions)["k"][0]
+    out, in_, unused, counter, rows, via, n = k.access
+    assert out == Access.WRITE
+    assert in_ == Access.READ
+    assert unused == Access.NONE
+    assert counter == Access.READ | Access.WRITE
+    assert rows == Access.READ | Access.WRITE
+    assert via == Access.WRITE
+    assert n == Access.NONE
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("N * sizeof(float)", 4096 * 4),
+    ("M * sizeof(double2)", 64 * 16),
+    ("(1 << 10) * K", 1024 * 3),
+    ("HALF / 2", 2048),
+    ("sizeof(float *) * 4", 32),
+    ("N * n", None),
+])
+def test_size_folding(expr: str, value) -> None:
+    tu = cuda_treesitter.parse("s.cu", f"""
+#define N 4096
+#define HALF (N / 2 * 2)
+constexpr int M = 64;
+const int K = 3;
+void f(int n) {{ cudaMalloc(&p, {expr}); }}
+""".encode())
+    call = tu.functions[0].body.stmts[0].expr
+    folder = Folder.for_unit(tu)
+    size = folder.fold(call.args[1])
+    assert size.value == value
+    if value is None:
+        assert size.expr == "4096*n" and not size.constant_only
+
+
+def test_const_locals_fold_and_runtime_sizes_compare_by_text() -> None:
+    unit = unit_of("""
+__global__ void k(float *a) { a[0] = 1; }
+void f(int n) {
+  const int rows = 128;
+  float *a, *b;
+  cudaMalloc(&a, rows * 2 * sizeof(float));
+  cudaMalloc(&b, n * sizeof(float));
+  k<<<1,1>>>(a); k<<<1,1>>>(b);
+  cudaFree(a); cudaFree(b);
+}
+""")
+    sizes = {h.name: h.size for h in unit.histories}
+    assert sizes["a"].value == 1024 and sizes["a"].constant_only
+    assert sizes["b"].value is None and sizes["b"].expr == "n*4"
+
+
+def test_worked_example_of_design_section_7(tmp_path) -> None:
+    # Allocated at T=2, first accessed at T=7, last at T=9, freed at T=12; T=3..6 and T=10..11 are
+    # unrelated launches: GL001 with distance 4 and GL002 with distance 2.
+    code = """
+__global__ void other(float *x) { x[0] = 1; }
+__global__ void use(float *x) { x[0] += 1; }
+int main() {
+  float *o, *d;
+  cudaMalloc(&o, 64);
+  cudaMalloc(&d, 64);
+  other<<<1,1>>>(o); other<<<1,1>>>(o); other<<<1,1>>>(o); other<<<1,1>>>(o);
+  use<<<1,1>>>(d);
+  cudaMemcpy(d, o, 64, cudaMemcpyDeviceToDevice);
+  use<<<1,1>>>(d);
+  other<<<1,1>>>(o); other<<<1,1>>>(o);
+  cudaFree(d);
+  cudaFree(o);
+  return 0;
+}
+"""
+    unit = unit_of(code)
+    from gpulint.rules import RULES, RuleSettings
+
+    found = {(f.code, f.obj): f.properties.get("distance") for code_ in ("GL001", "GL002")
+             for f in RULES[code_].check(unit, RuleSettings())}
+    assert found[("GL001", "d")] == 4
+    assert found[("GL002", "d")] == 2
+
+
+def test_same_file_helper_launches_count_and_unknown_calls_use(tmp_path) -> None:
+    code = """
+__global__ void k(float *x) { x[0] = 1; }
+void run_twice(float *x) { k<<<1,1>>>(x); k<<<1,1>>>(x); }
+void step(float *y) { k<<<1,1>>>(y); }
+extern void library_fn(float *p);
+int main() {
+  float *a, *b;
+  cudaMalloc(&a, 64);
+  cudaMalloc(&b, 64);
+  run_twice(a);
+  step(b);
+  library_fn(a);
+  cudaFree(a);
+  cudaFree(b);
+  return 0;
+}
+"""
+    unit = unit_of(code)
+    a = next(h for h in unit.histories if h.name == "a")
+    b = next(h for h in unit.histories if h.name == "b")
+    assert [t.event.api for t in a.uses] == ["run_twice", "library_fn"]
+    assert a.escaped  # handed to a function gpulint cannot see
+    assert [t.event.api for t in b.uses] == ["step"]
+    assert next(e for e in unit.timelines[-1].events if e.api == "run_twice").launches == 2
+    # b's first use comes after run_twice's 2 launches: GL001 distance 2.
+    assert findings(code, tmp_path, select=("GL001",)) == Counter({("GL001", 9): 1})
+
+
+def test_pointer_swap_in_loop_binds_both_objects(tmp_path) -> None:
+    code = """
+#include <utility>
+__global__ void stencil(const float *in, float *out) { out[threadIdx.x] = in[threadIdx.x]; }
+int main() {
+  float *cur, *next;
+  cudaMalloc(&cur, 1024);
+  cudaMalloc(&next, 1024);
+  for (int it = 0; it < 100; ++it) {
+    stencil<<<1, 256>>>(cur, next);
+    std::swap(cur, next);
+  }
+  cudaFree(cur);
+  cudaFree(next);
+  return 0;
+}
+"""
+    assert findings(code, tmp_path) == Counter()
+
+
+def test_alias_frees_and_uses_count(tmp_path) -> None:
+    code = """
+__global__ void k(float *x) { x[0] = 1; }
+int main() {
+  float *d;
+  cudaMalloc(&d, 64);
+  float *alias = d;
+  k<<<1,1>>>(alias);
+  cudaFree(alias);
+  return 0;
+}
+"""
+    assert findings(code, tmp_path) == Counter()
+
+
+def test_struct_members_tracked_across_functions(tmp_path) -> None:
+    code = """
+struct Buffers { float *a; float *b; };
+__global__ void k(float *x) { x[0] = 1; }
+void setup(Buffers *s, int n) {
+  cudaMalloc(&s->a, n);
+  cudaMalloc(&s->b, n);
+}
+void work(Buffers *s) { k<<<1,1>>>(s->a); }
+void teardown(Buffers *s) { cudaFree(s->a); }
+"""
+    # b: never used anywhere (GL004) and never freed anywhere in the file (GL005); a: fine.
+    assert findings(code, tmp_path) == Counter({("GL004", 6): 1, ("GL005", 6): 1})
+
+
+def test_failed_allocation_paths_need_no_free(tmp_path) -> None:
+    code = """
+__global__ void k(float *x) { x[0] = 1; }
+int f(int n) {
+  float *d;
+  if (cudaMalloc(&d, n) != cudaSuccess) return -1;
+  cudaError_t err = cudaMemset(d, 0, n);
+  k<<<1,1>>>(d);
+  cudaFree(d);
+  return 0;
+}
+int g(int n) {
+  float *d;
+  cudaMalloc(&d, n);
+  if (n > 100) return -1;
+  k<<<1,1>>>(d);
+  cudaFree(d);
+  return 0;
+}
+"""
+    found = findings(code, tmp_path, select=("GL005",))
+    assert found == Counter({("GL005", 13): 1})
+
+
+def test_parse_errors_mark_function_incomplete() -> None:
+    tu = cuda_treesitter.parse("b.cu", b"void f() { float *d; cudaMalloc(&d, 4); %%% garbage ;; }\nint main() { return 0; }\n")
+    assert tu.functions[0].has_errors
+    unit, skipped = lower(tu)
+    assert skipped == ["f"]
+    assert all(h.incomplete for h in unit.histories)
