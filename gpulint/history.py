@@ -55,6 +55,9 @@ class Guard:
     branch: int
     condition: str
     location: Location
+    # Pointers this arm knows to be non-null (`if (p)`, `if (p != NULL)`): freeing one of them
+    # here is as good as freeing it unconditionally.
+    nonnull: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,19 @@ MEMCPY_KINDS = {
     "cudaMemcpyDefault": "default",
 }
 
+# Calls that bind memory to a texture: kernels read it through the texture, so the call is a
+# use, and the texture keeps the pointer (an escape).
+TEXTURE_BIND = {"cudaBindTexture", "cudaBindTexture2D", "cuTexRefSetAddress", "cuTexRefSetAddress_v2",
+                "cuTexRefSetAddress2D", "cuTexRefSetAddress2D_v3"}
+
+# Launches through the API rather than `<<<>>>`: kernel unknown, arguments packed in an array.
+LAUNCH = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel", "cuLaunchKernel",
+          "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch"}
+
+# Expressions that store what they contain in an aggregate gpulint does not follow.
+AGGREGATES = {"initializer_list", "lambda_expression", "new_expression", "compound_literal_expression",
+              "initializer_pair", "init_list"}
+
 SWAP = {"swap", "std::swap", "thrust::swap", "cuda::std::swap"}
 
 # Calls that end the program: not an exit of the scope that would need frees.

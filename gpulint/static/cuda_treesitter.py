@@ -98,6 +98,7 @@ class _Lowering:
         self.globals: list[s.Decl] = []
         self.structs: dict[str, list[str]] = {}
         self.errors: list[s.Span] = []
+        self.conditional_depth = 0
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
@@ -137,10 +138,12 @@ class _Lowering:
                         self.function(body, scope, template)
                     else:
                         self.top_level(body, scope)
-            elif kind in (
-                "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
-                "declaration_list", "field_declaration_list",
-            ):
+            elif kind in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"):
+                guarded = not _is_include_guard(child)
+                self.conditional_depth += guarded
+                self.top_level(child, scope, template)
+                self.conditional_depth -= guarded
+            elif kind in ("declaration_list", "field_declaration_list"):
                 self.top_level(child, scope, template)
             elif kind == "ERROR":
                 self.errors.append(self.span(child))
@@ -248,6 +251,7 @@ class _Lowering:
                 qualname=qualname,
                 name_span=self.span(name_node) if name_node is not None else None,
                 has_errors=has_errors,
+                in_conditional=self.conditional_depth > 0,
             )
         )
 
@@ -509,6 +513,17 @@ class _Lowering:
                 return s.Cast(sp, self.text(targs).strip("<>") if targs is not None else "", args[0])
         callee = self.expr(function) if function is not None else s.Other(sp, "missing")
         return s.Call(sp, callee, args, launch)
+
+
+def _is_include_guard(node: Node) -> bool:
+    """`#ifndef FOO_H` followed by `#define FOO_H`: the whole header, not a conditional definition."""
+    if node.type != "preproc_ifdef":
+        return False
+    name = node.child_by_field_name("name")
+    first = next((c for c in node.named_children if c.type not in ("identifier", "comment")), None)
+    return (name is not None and first is not None and first.type == "preproc_def"
+            and first.child_by_field_name("name") is not None
+            and first.child_by_field_name("name").text == name.text)
 
 
 def _is_pointer_declarator(node: Node) -> bool:

@@ -29,6 +29,7 @@ class HostSummary:
     frees: set[int] = field(default_factory=set)
     escapes: set[int] = field(default_factory=set)
     nparams: int = 0
+    conditional: bool = False  # defined under #if: the build may use another definition
 
 
 @dataclass
@@ -122,6 +123,30 @@ def _names(*exprs: s.Expr) -> frozenset[str]:
     return frozenset(names)
 
 
+def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
+    """Pointers a condition requires to be non-null: `p`, `p != NULL`, `nullptr != p`, `a && p`."""
+    if cond is None:
+        return frozenset()
+    cond = s.strip_parens_and_casts(cond)
+    if isinstance(cond, s.Other) and cond.kind == "paren" and len(cond.children) == 1:
+        return _nonnull_tests(cond.children[0])
+    path = s.path_of(cond)
+    if path is not None:
+        return frozenset({path})
+    if isinstance(cond, s.Binary):
+        if cond.op == "&&":
+            return _nonnull_tests(cond.left) | _nonnull_tests(cond.right)
+        if cond.op == "!=":
+            for a, b in ((cond.left, cond.right), (cond.right, cond.left)):
+                b = s.strip_parens_and_casts(b)
+                if isinstance(b, s.Literal) and (b.value == 0 or b.text in ("NULL", "nullptr")) or (
+                        isinstance(b, s.Name) and b.id in ("NULL", "nullptr")):
+                    p = s.path_of(a)
+                    if p is not None:
+                        return frozenset({p})
+    return frozenset()
+
+
 def _condition_names(expr: s.Expr | None) -> set[str]:
     names: set[str] = set()
     if expr is None:
@@ -173,7 +198,8 @@ class _FunctionLowering:
         return [h for oid, h in self.objects.items() if oid not in params and h.alloc is not None]
 
     def summary(self) -> HostSummary:
-        result = HostSummary(launches=sum(e.launches for e in self.timeline.events), nparams=len(self.function.params))
+        result = HostSummary(launches=sum(e.launches for e in self.timeline.events), nparams=len(self.function.params),
+                             conditional=self.function.in_conditional)
         for index, oid in self.param_objects.items():
             history = self.objects[oid]
             access = Access.NONE
@@ -195,12 +221,13 @@ class _FunctionLowering:
         return self.source[span.start:span.end].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ events
-    def event(self, op: Op, api_name: str, span: s.Span, **kwargs) -> Event:
+    def event(self, op: Op, api_name: str, span: s.Span, guards: tuple[Guard, ...] | None = None, **kwargs) -> Event:
         self.t += 1
         stmt = self.stmt_span or span
         event = Event(
             t=self.t, op=op, api=api_name, location=self.location(span), loops=tuple(self.loop_stack),
-            guards=tuple(self.guard_stack), stmt_start=stmt.start, stmt_end=stmt.end, **kwargs,
+            guards=tuple(self.guard_stack) if guards is None else guards, stmt_start=stmt.start, stmt_end=stmt.end,
+            **kwargs,
         )
         self.timeline.events.append(event)
         for loop_id in self.loop_stack:
@@ -344,7 +371,7 @@ class _FunctionLowering:
             history.checked_by = history.checked_by | {guard_id}
         before = {k: set(v) for k, v in self.bindings.items()}
         loc = self.location(stmt.cond.span if stmt.cond is not None else stmt.span)
-        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc))
+        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond)))
         self.stmt(stmt.then)
         self.guard_stack.pop()
         after_then = self.bindings
@@ -460,6 +487,8 @@ class _FunctionLowering:
             created = self.expr(expr.value)
             self.assign(expr, created)
             return created
+        if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
+            self.aggregate(expr)
         created = set()
         for child in s.children(expr):
             created |= self.expr(child)  # type: ignore[arg-type]
@@ -487,6 +516,18 @@ class _FunctionLowering:
                 self.bindings[path] = oids
             return
         self.escape(oids, node.span, "stored")
+
+    def aggregate(self, expr: s.Other) -> None:
+        """`void *args[] = {&d_a, &n}`, a lambda capture: the pointer is kept where we cannot follow."""
+        oids: set[int] = set()
+        for node in s.walk(expr):
+            if isinstance(node, (s.Name, s.Member)):
+                oids |= self.refs(node)
+        if oids:
+            event = self.event(Op.ESCAPE, "aggregate", expr.span)
+            for oid in oids:
+                self.objects[oid].escapes.append(event)
+            self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
 
     def qualified(self, call: s.Call) -> str:
         if isinstance(call.callee, s.Name):
@@ -518,9 +559,18 @@ class _FunctionLowering:
             return set()
         if name in api.NO_ACCESS or name in api.PROGRAM_EXIT:
             return set()
-        if api.is_runtime_api(short) and not api.is_library_call(name):
+        if short in api.LAUNCH:
+            event = self.event(Op.LAUNCH, short, call.span, launches=1)
+            for arg in args:
+                oids = self.refs(arg)
+                self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+            return set()
+        if short in api.TEXTURE_BIND:
+            self.unknown_call(call, name)
             return set()
         candidates = [h for h in self.ctx.hosts.get(short, []) if h.nparams == len(args)]
+        if api.is_runtime_api(short) and not api.is_library_call(name) and short not in self.ctx.host_defs:
+            return set()
         if short in self.ctx.host_defs and candidates and not isinstance(call.callee, s.Member):
             self.known_call(call, short, candidates)
         else:
@@ -564,7 +614,10 @@ class _FunctionLowering:
             return
         arg = call.args[index]
         oids = self.refs(arg)
-        event = self.event(Op.FREE, name, call.span)
+        # `if (p) cudaFree(p);` frees p whenever there is something to free.
+        path = s.path_of(s.strip_parens_and_casts(arg))
+        guards = tuple(g for g in self.guard_stack if path is None or path not in g.nonnull)
+        event = self.event(Op.FREE, name, call.span, guards=guards)
         for oid in oids:
             self.objects[oid].frees.append(event)
         slot = self.member_slot(s.strip_parens_and_casts(arg))
@@ -645,6 +698,8 @@ class _FunctionLowering:
             frees = escapes = False
             for c in candidates:
                 access |= c.access.get(i, Access.NONE)
+                if c.conditional:
+                    access |= Access.READ | Access.WRITE
                 frees |= i in c.frees
                 escapes |= i in c.escapes
             if oids and access:

@@ -261,6 +261,9 @@ class Function:
     name_span: Span | None = None
     # True when the frontend saw a parse error inside this function: the body may miss events.
     has_errors: bool = False
+    # True when the definition sits in an `#if`/`#ifdef` branch that may not be compiled (tree-sitter
+    # sees every branch): calls of it are judged as calls of unknown code as well.
+    in_conditional: bool = False
 
 
 @dataclass

@@ -60,6 +60,51 @@
 #define GPULINT_DEFAULT(v)
 #endif
 
+/* ---------------------------------------------------------------- the C library
+ * cuda_runtime.h pulls in <string.h>, <time.h>, <stdio.h>, <stdlib.h>, <assert.h> and <math.h>, so
+ * CUDA code calls printf/malloc/memcpy/sqrtf without including them.  Take the system's headers
+ * when there are any (host declarations are callable from device code in a host-only parse);
+ * declare the few functions GPU code calls most when there are none. */
+#if defined(__has_include)
+#if __has_include(<string.h>) && __has_include(<stdio.h>) && __has_include(<stdlib.h>)
+#define GPULINT_HAVE_LIBC 1
+#endif
+#if __has_include(<math.h>)
+#define GPULINT_HAVE_LIBM 1
+#endif
+#endif
+#ifdef GPULINT_HAVE_LIBC
+#include <string.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <assert.h>
+#else
+GPULINT_EXTERN_C {
+int printf(const char *format, ...);
+int fprintf(struct _IO_FILE *stream, const char *format, ...);
+void *malloc(__SIZE_TYPE__ size);
+void *calloc(__SIZE_TYPE__ count, __SIZE_TYPE__ size);
+void *realloc(void *ptr, __SIZE_TYPE__ size);
+void free(void *ptr);
+void exit(int status);
+void abort(void);
+void *memcpy(void *dst, const void *src, __SIZE_TYPE__ n);
+void *memset(void *dst, int value, __SIZE_TYPE__ n);
+int memcmp(const void *a, const void *b, __SIZE_TYPE__ n);
+__SIZE_TYPE__ strlen(const char *s);
+long clock(void);
+}
+extern struct _IO_FILE *stdout;
+extern struct _IO_FILE *stderr;
+#define EXIT_SUCCESS 0
+#define EXIT_FAILURE 1
+#define assert(e) ((void)0)
+#endif
+#ifdef GPULINT_HAVE_LIBM
+#include <math.h>
+#endif
+
 /* ---------------------------------------------------------------- basic types */
 #ifndef __SIZE_TYPE__
 #define __SIZE_TYPE__ unsigned long
@@ -513,12 +558,6 @@ GPULINT_DEV int __popcll(unsigned long long x);
 GPULINT_DEV int __clz(int x);
 GPULINT_DEV int __ffs(int x);
 GPULINT_DEV long long clock64(void);
-GPULINT_DEV long clock(void);
-GPULINT_DEV int printf(const char *format, ...);
-GPULINT_DEV void *malloc(size_t size);
-GPULINT_DEV void free(void *ptr);
-GPULINT_DEV void *memcpy(void *dst, const void *src, size_t n);
-GPULINT_DEV void *memset(void *dst, int value, size_t n);
 
 #ifdef __cplusplus
 #define GPULINT_SHFL(T)                                                                   \
@@ -580,7 +619,8 @@ GPULINT_MINMAX(double)
 #undef GPULINT_MINMAX
 #endif
 
-/* single- and double-precision math and intrinsics (device side; host code gets <cmath>) */
+/* single- and double-precision math and intrinsics, device side (clang overloads __device__ against
+ * the host declarations of <math.h>, as CUDA's own headers do) */
 #define GPULINT_MATH1(f) GPULINT_DEV float f##f(float x); GPULINT_DEV double f(double x);
 #define GPULINT_MATH2(f) GPULINT_DEV float f##f(float x, float y); GPULINT_DEV double f(double x, double y);
 #ifndef GPULINT_NO_DEVICE_MATH
