@@ -39,6 +39,8 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     threshold = settings.threshold("GL006")
     for h in lifetime_candidates(unit.histories):
+        if any(not t.definite for t in h.uses):
+            continue  # used through a descriptor or an ambiguous alias: the gaps are not known
         spans = h.use_spans()
         for before, after in zip(spans, spans[1:]):
             gap = h.timeline.launches_between(before.end, after.start)

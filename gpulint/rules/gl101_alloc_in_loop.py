@@ -57,6 +57,8 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if loop is None:
             continue
         root = h.name.split(".", 1)[0].split("->", 1)[0]
+        if any(loop.id in e.loops for e in h.escapes if e is not alloc):
+            continue  # stored somewhere each iteration (`ptrs.push_back(ptr)`): a new buffer per pass
         changing = set(alloc.names) & loop.modified
         if changing or (h.member and root in loop.modified and root != h.name):
             continue

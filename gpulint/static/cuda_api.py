@@ -106,7 +106,10 @@ TEXTURE_BIND = {"cudaBindTexture", "cudaBindTexture2D", "cuTexRefSetAddress", "c
 
 # Launches through the API rather than `<<<>>>`: kernel unknown, arguments packed in an array.
 LAUNCH = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel", "cuLaunchKernel",
-          "cuLaunchKernelEx", "cuLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch"}
+          "cuLaunchKernelEx", "cuLaunchCooperativeKernel"}
+
+# Graph launches run whatever was captured or added to the graph earlier: any live object.
+GRAPH_LAUNCH = {"cudaGraphLaunch", "cuGraphLaunch"}
 
 # Expressions that store what they contain in an aggregate gpulint does not follow.
 AGGREGATES = {"initializer_list", "lambda_expression", "new_expression", "compound_literal_expression",
@@ -140,3 +143,10 @@ def is_runtime_api(name: str) -> bool:
 
 def is_library_call(qualified: str) -> bool:
     return qualified.startswith(LIBRARY_PREFIXES)
+
+
+def keeps_pointer(qualified: str) -> bool:
+    """Library calls that store a device pointer in a descriptor for later calls
+    (`cusparseCreateCsr`, `cusparseCreateDnVec`, `cusparseCsrSetPointers`, `cudnnSetTensor...`)."""
+    name = qualified.rsplit("::", 1)[-1]
+    return is_library_call(qualified) and ("Create" in name or "Set" in name or "Attach" in name)

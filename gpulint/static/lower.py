@@ -180,6 +180,9 @@ class _FunctionLowering:
         self.reference_params: set[str] = set()
         self.stmt_span: s.Span | None = None
         self.incomplete = False
+        # Objects a library descriptor holds (cusparseCreateDnVec(&vec, n, d_x, ...)): any later
+        # library or unknown call may use them through the descriptor.
+        self.held_by_descriptor: set[int] = set()
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -565,6 +568,12 @@ class _FunctionLowering:
                 oids = self.refs(arg)
                 self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
             return set()
+        if short in api.GRAPH_LAUNCH:
+            # The graph may read and write any object it captured: every object live here.
+            event = self.event(Op.LAUNCH, short, call.span, launches=1)
+            live = {oid for oid, h in self.objects.items() if h.alloc is None or not h.frees}
+            self.touch(live, Touch(event, Access.READ | Access.WRITE, use=True))
+            return set()
         if short in api.TEXTURE_BIND:
             self.unknown_call(call, name)
             return set()
@@ -731,13 +740,19 @@ class _FunctionLowering:
             oids = self.refs(stripped.operand) if address_of else self.refs(arg)
             if oids or self.member_slot(stripped) is not None or isinstance(stripped, (s.Name, s.Unary)):
                 touched.append((oids, arg, address_of))
-        if not touched:
+        if not touched and not self.held_by_descriptor:
             return
         event = self.event(Op.CALL, name, call.span)
+        keeps = api.keeps_pointer(name)
         for oids, arg, address_of in touched:
             if oids:
                 self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
-                if address_of or not library:
+                if address_of or not library or keeps:
                     for oid in oids:
                         self.objects[oid].escapes.append(event)
+                if keeps and not address_of:
+                    self.held_by_descriptor |= oids
             self.note_member_use(arg, event, Access.READ | Access.WRITE)
+        held = {oid for oid in self.held_by_descriptor if not self.objects[oid].frees}
+        if held:
+            self.touch(held, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
