@@ -117,7 +117,7 @@ def _unreadable(result: FileResult, display: str, why: str) -> FileResult:
 
 
 def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | None]:
-    """The file's bytes, or why it cannot be analysed."""
+    """The file's bytes and, when it cannot be analysed, why (bytes may still be there to look at)."""
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -129,13 +129,13 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | Non
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
     if not data.strip():
-        return None, "file is empty"
+        return data, "file is empty"
     if b"\x00" in data[:8192]:
-        return None, "file is binary"
+        return data, "file is binary"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start})"
+        return data, f"not valid UTF-8 (byte {exc.start})"
     return data, None
 
 
@@ -182,10 +182,10 @@ def check_file(path: Path, settings: Settings, codes: list[str]) -> FileResult:
     display = display_path(path)
     result = FileResult(display)
     data, why = read_source(path, settings)
-    if data is None:
+    if data is not None and not is_cuda_source(path, data):
+        return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
+    if why is not None or data is None:
         return _unreadable(result, display, why or "cannot read")
-    if not is_cuda_source(path, data):
-        return result
     try:
         from gpulint.static.lower import lower
 

@@ -66,8 +66,10 @@ class Loop:
     first_t: int  # first event inside the loop
     last_t: int  # last event inside the loop
     location: Location
-    # Names the loop changes (loop counter, assigned or incremented names, &name passed out).
+    # Names whose value the loop changes (loop counter, assigned or incremented names, &name passed out).
     modified: frozenset[str] = frozenset()
+    # Names whose pointed-to contents the loop may change (p[i] = ..., passed to a function, copy target).
+    written: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

@@ -49,7 +49,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             loop = h.timeline.loops.get(event.loops[-1])
             if loop is None or loop.id in h.alloc.loops:
                 continue
-            if set(event.names) & loop.modified:
+            roots = {n.split(".", 1)[0] for n in event.names}
+            if roots & loop.modified or set(event.names) & loop.modified or (roots - {event.detail}) & loop.written:
                 continue
             writers = [t for t in h.touches if t is not touch and loop.id in t.event.loops and t.access & Access.WRITE]
             if writers:

@@ -33,6 +33,22 @@ class KernelSummary:
         return Access.READ | Access.WRITE
 
 
+def pointer_roots(expr: s.Expr | None) -> set[str]:
+    """Every variable a pointer-valued expression may point into (`c ? a : b` -> {a, b})."""
+    if expr is None:
+        return set()
+    while isinstance(expr, s.Cast) or (isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1):
+        expr = expr.operand if isinstance(expr, s.Cast) else expr.children[0]
+    if isinstance(expr, s.Conditional):
+        return pointer_roots(expr.then) | pointer_roots(expr.orelse)
+    if isinstance(expr, s.Binary) and expr.op in ("+", "-"):
+        return pointer_roots(expr.left) | pointer_roots(expr.right)
+    if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
+        return pointer_roots(expr.operand.base)
+    root = pointer_root(expr)
+    return {root} if root is not None else set()
+
+
 def pointer_root(expr: s.Expr | None) -> str | None:
     """The variable a pointer-valued expression points into: `a + i` -> a, `&a[i]` -> a."""
     while expr is not None:
@@ -60,20 +76,22 @@ class _BodyScan:
     def __init__(self, function: s.Function, summaries: dict[str, list[KernelSummary]]) -> None:
         self.summaries = summaries
         self.index = {p.name: i for i, p in enumerate(function.params) if p.name}
-        self.aliases: dict[str, int] = {}  # local pointer -> parameter index
+        self.aliases: dict[str, set[int]] = {}  # local pointer -> parameter indices
         self.access = [Access.NONE for _ in function.params]
         self.pointer_params = {i for i, p in enumerate(function.params) if p.is_pointer or "&" in p.type}
 
-    def param_of(self, expr: s.Expr | None) -> int | None:
-        root = pointer_root(expr)
-        if root is None:
-            return None
-        if root in self.aliases:
-            return self.aliases[root]
-        return self.index.get(root)
+    def param_of(self, expr: s.Expr | None) -> set[int]:
+        """Parameters a pointer expression may point into (directly or through local aliases)."""
+        params: set[int] = set()
+        for root in pointer_roots(expr):
+            if root in self.aliases:
+                params |= self.aliases[root]
+            elif root in self.index:
+                params.add(self.index[root])
+        return params
 
-    def record(self, param: int | None, access: Access) -> None:
-        if param is not None:
+    def record(self, params: set[int], access: Access) -> None:
+        for param in params:
             self.access[param] |= access
 
     def stmt(self, node: object) -> None:
@@ -84,9 +102,9 @@ class _BodyScan:
                 if var.init is None:
                     continue
                 param = self.param_of(var.init)
-                if param is not None and (var.is_pointer or "*" in var.type or "auto" in var.type):
+                if param and (var.is_pointer or "*" in var.type or "auto" in var.type):
                     self.aliases[var.name] = param
-                elif param is not None and "&" in var.type:
+                elif param and "&" in var.type:
                     # `float &x = a[i];` would be an Index; `T &r = *p;` reads and may write.
                     self.record(param, Access.READ | Access.WRITE)
                 elif isinstance(var.init, s.Index) and "&" in var.type:
@@ -114,15 +132,15 @@ class _BodyScan:
         if isinstance(node, s.Assign):
             if isinstance(node.target, s.Name) and node.target.id not in self.index:
                 param = self.param_of(node.value)
-                if param is not None:
-                    self.aliases[node.target.id] = param
+                if param:
+                    self.aliases[node.target.id] = self.aliases.get(node.target.id, set()) | param
                     return
             self.expr(node.target, Access.WRITE if node.op == "=" else Access.READ | Access.WRITE)
             self.expr(node.value, Access.READ)
             return
         if isinstance(node, s.Index):
             param = self.param_of(node.base)
-            if param is not None:
+            if param:
                 self.record(param, ctx)
             else:
                 self.expr(node.base, ctx if isinstance(node.base, (s.Index, s.Member)) else Access.READ)
@@ -131,7 +149,7 @@ class _BodyScan:
         if isinstance(node, s.Unary):
             if node.op == "*":
                 param = self.param_of(node.operand)
-                if param is not None:
+                if param:
                     self.record(param, ctx)
                     return
                 self.expr(node.operand, Access.READ)
@@ -152,7 +170,7 @@ class _BodyScan:
         if isinstance(node, s.Member):
             if node.arrow:
                 param = self.param_of(node.base)
-                if param is not None:
+                if param:
                     self.record(param, ctx)
                     return
             self.expr(node.base, ctx)
@@ -169,8 +187,8 @@ class _BodyScan:
         if not isinstance(node.callee, s.Name):
             self.expr(node.callee, Access.READ)
         for i, arg in enumerate(node.args):
-            param = self.param_of(arg)
-            if param is not None and param in self.pointer_params:
+            param = self.param_of(arg) & self.pointer_params
+            if param:
                 if name in _NO_ACCESS_CALLS:
                     pass
                 elif name in _READ_ONLY_CALLS:
@@ -184,7 +202,7 @@ class _BodyScan:
             inner = arg.operand.index if isinstance(arg, s.Unary) and arg.op == "&" and isinstance(arg.operand, s.Index) else None
             if inner is not None:
                 self.expr(inner, Access.READ)
-            elif param is None:
+            elif not param:
                 self.expr(arg, Access.READ)
 
 

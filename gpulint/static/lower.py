@@ -109,6 +109,25 @@ def _callees(function: s.Function) -> set[str]:
     return {s.callee_name(n) for n in s.walk(function.body) if isinstance(n, s.Call) and n.launch is None}
 
 
+# Methods that do not change the object they are called on (for loop-invariance).
+_CONST_METHODS = {"data", "size", "c_str", "begin", "end", "cbegin", "cend", "empty", "length", "capacity",
+                  "front", "back", "get", "at", "count", "find"}
+
+
+def _roots(expr: s.Expr) -> set[str]:
+    """Variables a pointer expression points into, as access paths' first names."""
+    from gpulint.static.kernels import pointer_roots
+
+    roots = pointer_roots(expr)
+    stripped = s.strip_parens_and_casts(expr)
+    if isinstance(stripped, s.Call) and isinstance(stripped.callee, s.Member):
+        roots |= _roots(stripped.callee.base)  # `h_x.data()` points into h_x
+    path = s.path_of(stripped)
+    if path is not None:
+        roots.add(path.split(".", 1)[0])
+    return roots
+
+
 def _names(*exprs: s.Expr) -> frozenset[str]:
     """Every variable (and member path) an expression reads."""
     names: set[str] = set()
@@ -300,9 +319,10 @@ class _FunctionLowering:
             self.stmt_span = end
             self.event(Op.EXIT, "end of function", end, detail="end")
         self.timeline.end_t = self.t + 1
-        for loop_id, (first, last_t, span, modified) in self.loop_bounds.items():
+        for loop_id, (first, last_t, span, values, contents) in self.loop_bounds.items():
             if first is not None:
-                self.timeline.loops[loop_id] = Loop(loop_id, first, last_t, self.location(span), frozenset(modified))
+                self.timeline.loops[loop_id] = Loop(loop_id, first, last_t, self.location(span), frozenset(values),
+                                                    frozenset(contents))
         if self.incomplete:
             for h in self.objects.values():
                 h.incomplete = True
@@ -391,8 +411,8 @@ class _FunctionLowering:
         if stmt.init is not None:
             self.stmt(stmt.init)
         loop_id = next(self.loop_ids)
-        modified = self.modified_in(stmt)
-        self.loop_bounds[loop_id] = [None, None, stmt.span, modified]
+        values, contents = self.modified_in(stmt)
+        self.loop_bounds[loop_id] = [None, None, stmt.span, values, contents]
         self.merge_swapped(stmt)
         self.loop_stack.append(loop_id)
         if stmt.kind != "do" and stmt.cond is not None:
@@ -407,40 +427,68 @@ class _FunctionLowering:
             self.expr(stmt.cond)
         self.loop_stack.pop()
 
-    def modified_in(self, loop: s.Loop) -> set[str]:
-        """Names whose value or pointed-to contents the loop may change."""
-        modified: set[str] = set()
+    def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str]]:
+        """Names whose value the loop may change, and names whose pointed-to contents it may change."""
+        values: set[str] = set()
+        contents: set[str] = set()
         for node in s.walk(loop):
             if isinstance(node, s.Assign):
-                target = node.target
-                root = s.path_of(target) or pointer_root(target.base if isinstance(target, s.Index) else target)
-                if isinstance(target, s.Unary) and target.op == "*":
-                    root = pointer_root(target.operand)
-                if root is not None:
-                    modified.add(root)
+                target = s.strip_parens_and_casts(node.target)
+                path = s.path_of(target)
+                if path is not None:
+                    values.add(path)
+                    if "." in path:
+                        contents.add(path.split(".", 1)[0])
+                elif isinstance(target, s.Index):
+                    contents |= _roots(target.base)
+                elif isinstance(target, s.Unary) and target.op == "*":
+                    contents |= _roots(target.operand)
             elif isinstance(node, s.Unary) and node.op in ("++", "--"):
-                root = s.path_of(node.operand) or pointer_root(node.operand)
-                if root is not None:
-                    modified.add(root)
+                operand = s.strip_parens_and_casts(node.operand)
+                path = s.path_of(operand)
+                if path is not None:
+                    values.add(path)
+                elif isinstance(operand, s.Index):
+                    contents |= _roots(operand.base)
             elif isinstance(node, s.VarDecl):
-                modified.add(node.name)
+                values.add(node.name)
             elif isinstance(node, s.Call):
-                name = self.qualified(node)
-                copy = api.COPY.get(name)
-                for i, arg in enumerate(node.args):
-                    if isinstance(arg, s.Unary) and arg.op == "&":
-                        root = s.path_of(arg.operand) or pointer_root(arg)
-                        if root is not None:
-                            modified.add(root)
-                        continue
-                    if copy is not None and i != copy.dst:
-                        continue
-                    if name in api.NO_ACCESS or name in api.FREE or name in api.MEMSET or name in api.ALLOC:
-                        continue
-                    root = pointer_root(arg)
-                    if root is not None and (copy is not None or not api.is_runtime_api(name)):
-                        modified.add(root)
-        return modified
+                self._call_effects(node, values, contents)
+        return values, contents
+
+    def _call_effects(self, call: s.Call, values: set[str], contents: set[str]) -> None:
+        name = self.qualified(call)
+        short = s.callee_name(call)
+        if isinstance(call.callee, s.Member) and short not in _CONST_METHODS:
+            contents |= _roots(call.callee.base)  # `v.push_back(x)`, `buf.fill(0)`
+        if name in api.SWAP:
+            for arg in call.args:
+                path = s.path_of(arg)
+                if path is not None:
+                    values.add(path)
+            return
+        copy = api.COPY.get(short)
+        memset = api.MEMSET.get(short)
+        for i, arg in enumerate(call.args):
+            stripped = s.strip_parens_and_casts(arg)
+            if isinstance(stripped, s.Unary) and stripped.op == "&" and not isinstance(stripped.operand, s.Index):
+                path = s.path_of(stripped.operand)
+                if path is not None and short not in api.FREE:
+                    values.add(path)  # an out-parameter
+                continue
+            if call.launch is not None or name in api.NO_ACCESS or short in api.FREE or short in api.ALLOC:
+                continue  # kernels cannot write host variables; frees write nothing we compare
+            if copy is not None:
+                if i == copy.dst:
+                    contents |= _roots(arg)
+                continue
+            if memset is not None:
+                if i == memset.dst:
+                    contents |= _roots(arg)
+                continue
+            if api.is_runtime_api(short) and short not in self.ctx.host_defs:
+                continue
+            contents |= _roots(arg)
 
     def merge_swapped(self, loop: s.Loop) -> None:
         """Names that trade pointers inside a loop may each point to any of their objects."""
@@ -645,7 +693,9 @@ class _FunctionLowering:
             direction = api.MEMCPY_KINDS.get(kind_text, "default")
         dst = self.refs(args[spec.dst]) if spec.dst is not None else set()
         src = self.refs(args[spec.src]) if spec.src is not None else set()
-        event = self.event(Op.COPY, name, call.span, size=size, direction=direction, names=_names(*args))
+        dst_path = s.path_of(s.strip_parens_and_casts(args[spec.dst])) if spec.dst is not None else None
+        event = self.event(Op.COPY, name, call.span, size=size, direction=direction, names=_names(*args),
+                           detail=dst_path or "")
         if dst:
             offset_zero = isinstance(s.strip_parens_and_casts(args[spec.dst]), (s.Name, s.Member))
             self.touch(dst, Touch(event, Access.WRITE, use=False, size=size, offset_zero=offset_zero,

@@ -1,0 +1,1574 @@
+#!/usr/bin/env python3
+"""How fast is `gpulint check` on one core?
+
+Generates a corpus of realistic CUDA programs (in the style of PolyBench/GPU, Rodinia and the
+CUDA samples: `#define` sizes, an error-check macro, templated kernels with shared memory,
+atomics and bounds guards, `__device__` helpers, host launch wrappers, and a `main` that
+allocates, copies, launches in loops and branches, swaps ping-pong buffers, verifies and frees),
+then times
+
+* `python -m gpulint check DIR --jobs 1 --frontend tree-sitter --format json -o FILE`
+* the same with `--frontend clang`
+* `gpulint.engine.check_paths([DIR], Settings(jobs=1, frontend="tree-sitter"))` in this process
+  (no interpreter start-up, no imports)
+
+taking the best of `--repeat` runs, and prints lines/s for each, the number of findings and
+whether the two frontends agree. The target is 20,000 lines/s on one core with tree-sitter;
+missing it is reported, never an error: this is a benchmark, not a test.
+
+    python benchmarks/static_speed.py                  # 200 files, ~50,000 lines
+    python benchmarks/static_speed.py --markdown       # also a table for the README
+    python benchmarks/static_speed.py --files 400 --lines-per-file 300 --keep --out /tmp/corpus
+
+The corpus is deterministic for a given `--seed`, `--files` and `--lines-per-file`.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+from string import Template
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_LINES_PER_S = 20_000
+
+
+# =============================================================================== generator
+#
+# A file is assembled from pieces: a header, includes, size macros, an error-check macro,
+# `__device__` helpers, kernels drawn from a library (each knows how it is launched and which
+# buffers it reads and writes), optional host launch wrappers and CPU references, and a `main`
+# made of "phases" (single launches, loops with ping-pong swaps, branches on a mode flag,
+# periodic probes, temporary buffers) over a pool of device buffers.
+
+
+def fill(text: str, **values: object) -> str:
+    """Dedent a `$name` template and substitute it."""
+    return Template(textwrap.dedent(text).strip("\n")).substitute({k: str(v) for k, v in values.items()})
+
+
+@dataclass
+class Ctx:
+    rng: Random
+    index: int
+    T: str  # the element type as the file spells it: float, real, DATA_TYPE, value_t
+    base: str  # float or double
+    check: str  # CHECK, CUDA_CHECK, CHECK_CUDA
+    bs: str  # block-size macro
+    tx: str
+    ty: str
+    nx: str  # size macros
+    ny: str
+    iters: str
+    nbins: str = "NBINS"
+    radius: str = "RADIUS"
+    prefix: str = "d_"
+    host_style: str = "malloc"  # malloc, vector, pinned
+    stream: str | None = None  # name of the stream variable, when the file uses one
+    used_names: set[str] = field(default_factory=set)
+    needs: set[str] = field(default_factory=set)  # helper names kernels require
+    constants: list[str] = field(default_factory=list)
+    includes: set[str] = field(default_factory=set)
+
+    def unique(self, stem: str) -> str:
+        name = stem
+        k = 2
+        while name in self.used_names:
+            name = f"{stem}{k}"
+            k += 1
+        self.used_names.add(name)
+        return name
+
+    def lit(self, value: float) -> str:
+        text = repr(round(value, 4))
+        if "." not in text and "e" not in text:
+            text += ".0"
+        return f"({self.T}){text}" if self.base == "double" else f"{text}f"
+
+    def launch_cfg(self, grid: str, block: str, shmem: str = "0") -> str:
+        if self.stream:
+            return f"<<<{grid}, {block}, {shmem}, {self.stream}>>>"
+        if shmem != "0":
+            return f"<<<{grid}, {block}, {shmem}>>>"
+        return f"<<<{grid}, {block}>>>"
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@dataclass
+class Kernel:
+    kind: str
+    name: str
+    code: str
+    reads: list[str]  # roles of pool buffers read: "in", "in2"
+    writes: list[str]  # roles of pool buffers written: "out"
+    extras: list[str]  # "sum", "hist", "count"
+    launch: Callable[[dict[str, str]], str]  # role -> variable, returns a statement
+    pingpong: bool = False  # out can be swapped with in and launched again
+    needs_dim: bool = False
+    cpu_ref: str | None = None  # name of a CPU reference with signature (in, out, nx, ny)
+    cpu_code: str = ""
+    const_setup: str = ""  # host code that fills a __constant__ array
+
+
+NAME_STEMS = {
+    "axpy": ["axpy", "saxpy", "daxpy", "accumulate", "blend", "mix_update"],
+    "map": ["scale_bias", "activation", "relu_scale", "transform", "affine", "rectify"],
+    "init": ["init_field", "fill_grid", "initialize", "seed_values", "setup_grid", "init_data"],
+    "jacobi": ["jacobi2d", "stencil5", "relax", "smooth", "diffuse", "heat_step", "laplace"],
+    "reduce": ["block_reduce", "reduce_sum", "sum_reduce", "partial_sum", "reduction"],
+    "hist": ["histogram", "hist_shared", "bin_count", "histo"],
+    "matmul": ["matmul_tiled", "gemm_shared", "mm_tile", "sgemm_tiled", "matrix_mul"],
+    "transpose": ["transpose", "transpose_tile", "transpose_shared", "tr_kernel"],
+    "gemv": ["gemv", "mat_vec", "mv_row", "atax_step", "bicg_rows"],
+    "scan": ["block_scan", "inclusive_scan", "prefix_sum", "scan_block"],
+    "softmax": ["row_softmax", "normalize_rows", "softmax_rows", "row_norm"],
+    "colmean": ["column_mean", "col_mean", "mean_kernel", "cov_mean"],
+    "center": ["center_data", "subtract_mean", "reduce_center", "cov_center"],
+    "dot": ["dot_product", "dot_warp", "inner_product", "vdot"],
+    "compact": ["compact", "select_above", "stream_compact", "filter_values"],
+    "conv": ["convolve1d", "conv_row", "fir_filter", "blur1d"],
+    "particles": ["advance_particles", "integrate", "leapfrog", "update_positions"],
+    "heat1d": ["heat1d", "diffuse1d", "stencil3", "explicit_step"],
+}
+SUFFIXES = ["", "", "_kernel", "Kernel", "_k", "_gpu", "_v2", "_cuda"]
+
+
+def kernel_name(ctx: Ctx, kind: str) -> str:
+    stem = ctx.rng.choice(NAME_STEMS[kind]) + ctx.rng.choice(SUFFIXES)
+    return ctx.unique(stem)
+
+
+def grid_stride(var: str = "i") -> str:
+    return f"for (int {var} = blockIdx.x * blockDim.x + threadIdx.x; {var} < n; {var} += blockDim.x * gridDim.x)"
+
+
+def k_axpy(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "axpy")
+    alpha = ctx.lit(ctx.rng.choice([0.5, 0.25, 1.5, 2.0, 0.125]))
+    body = ctx.rng.choice(["y[i] = alpha * x[i] + y[i];", "y[i] += alpha * x[i];",
+                           "y[i] = fma(alpha, x[i], y[i]);"])
+    code = fill("""
+        // y <- alpha * x + y, grid-stride loop
+        __global__ void $name(int n, $T alpha, const $T* __restrict__ x, $T* __restrict__ y)
+        {
+            $loop {
+                $body
+            }
+        }
+    """, name=name, T=ctx.T, loop=grid_stride(), body=body)
+    return Kernel("axpy", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}(n, {alpha}, {b['in']}, {b['out']});")
+
+
+def k_map(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "map")
+    variant = ctx.rng.choice(["relu", "clamp", "square", "leaky"])
+    if variant == "clamp":
+        ctx.needs.add("clampv")
+    expr = {
+        "relu": "out[i] = v > V(0) ? v : V(0);",
+        "clamp": "out[i] = clampv(v, V(-1), V(1));",
+        "square": "out[i] = v * v;",
+        "leaky": "out[i] = v > V(0) ? v : V(0.01) * v;",
+    }[variant]
+    scale = ctx.lit(ctx.rng.choice([0.5, 0.9, 1.1, 2.0]))
+    bias = ctx.lit(ctx.rng.choice([0.0, 0.1, -0.25, 0.05]))
+    code = fill("""
+        template <typename V>
+        __global__ void $name(const V* __restrict__ in, V* __restrict__ out, V scale, V bias, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) {
+                V v = in[i] * scale + bias;
+                $expr
+            }
+        }
+    """, name=name, expr=expr)
+    cpu_expr = {
+        "relu": "out[i] = v > 0 ? v : 0;",
+        "clamp": "out[i] = v < -1 ? -1 : (v > 1 ? 1 : v);",
+        "square": "out[i] = v * v;",
+        "leaky": "out[i] = v > 0 ? v : ($T)0.01 * v;",
+    }[variant]
+    cpu_name = ctx.unique(f"{name}_cpu")
+    cpu_code = fill("""
+        static void $cpu(const $T* in, $T* out, int nx, int ny)
+        {
+            for (int i = 0; i < nx * ny; ++i) {
+                $T v = in[i] * $scale + $bias;
+                $expr
+            }
+        }
+    """, cpu=cpu_name, T=ctx.T, scale=scale, bias=bias, expr=Template(cpu_expr).substitute(T=ctx.T))
+    return Kernel("map", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}<{ctx.T}>{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, {scale}, {bias}, n);",
+                  pingpong=True, cpu_ref=cpu_name, cpu_code=cpu_code)
+
+
+def k_init(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "init")
+    a, b, m = ctx.rng.choice([(7, 13, 29), (3, 5, 17), (11, 31, 37), (1, 3, 101)])
+    code = fill("""
+        __global__ void $name($T* a, int nx, int ny, $T phase)
+        {
+            int x = blockIdx.x * blockDim.x + threadIdx.x;
+            int y = blockIdx.y * blockDim.y + threadIdx.y;
+            if (x < nx && y < ny) {
+                a[y * nx + x] = ($T)((x * $a + y * $b) % $m) / ($T)$m + phase;
+            }
+        }
+    """, name=name, T=ctx.T, a=a, b=b, m=m)
+    phase = ctx.lit(ctx.rng.choice([0.0, 0.5, 1.0]))
+    return Kernel("init", name, code, [], ["out"], [],
+                  lambda bb: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({bb['out']}, nx, ny, {phase});")
+
+
+def k_jacobi(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "jacobi")
+    w = ctx.lit(0.2)
+    code = fill("""
+        // five-point Jacobi sweep; boundary cells are copied through
+        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int nx, int ny)
+        {
+            int x = blockIdx.x * blockDim.x + threadIdx.x;
+            int y = blockIdx.y * blockDim.y + threadIdx.y;
+            if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1) {
+                int c = y * nx + x;
+                out[c] = $w * (in[c] + in[c - 1] + in[c + 1] + in[c - nx] + in[c + nx]);
+            } else if (x < nx && y < ny) {
+                out[y * nx + x] = in[y * nx + x];
+            }
+        }
+    """, name=name, T=ctx.T, w=w)
+    cpu_name = ctx.unique(f"{name}_reference")
+    cpu_code = fill("""
+        static void $cpu(const $T* in, $T* out, int nx, int ny)
+        {
+            for (int y = 0; y < ny; ++y) {
+                for (int x = 0; x < nx; ++x) {
+                    int c = y * nx + x;
+                    if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
+                        out[c] = $w * (in[c] + in[c - 1] + in[c + 1] + in[c - nx] + in[c + nx]);
+                    else
+                        out[c] = in[c];
+                }
+            }
+        }
+    """, cpu=cpu_name, T=ctx.T, w=w)
+    return Kernel("jacobi", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({b['in']}, {b['out']}, nx, ny);",
+                  pingpong=True, cpu_ref=cpu_name, cpu_code=cpu_code)
+
+
+def k_reduce(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "reduce")
+    code = fill("""
+        template <typename V, int BLK>
+        __global__ void $name(const V* __restrict__ in, V* __restrict__ result, int n)
+        {
+            __shared__ V cache[BLK];
+            int tid = threadIdx.x;
+            V acc = V(0);
+            for (int i = blockIdx.x * BLK + tid; i < n; i += BLK * gridDim.x) {
+                acc += in[i];
+            }
+            cache[tid] = acc;
+            __syncthreads();
+            for (int s = BLK / 2; s > 0; s >>= 1) {
+                if (tid < s) {
+                    cache[tid] += cache[tid + s];
+                }
+                __syncthreads();
+            }
+            if (tid == 0) {
+                atomicAdd(result, cache[0]);
+            }
+        }
+    """, name=name)
+    mem = (f"{ctx.check}(cudaMemsetAsync(%s, 0, sizeof({ctx.T}), {ctx.stream}));" if ctx.stream
+           else f"{ctx.check}(cudaMemset(%s, 0, sizeof({ctx.T})));")
+    return Kernel("reduce", name, code, ["in"], [], ["sum"],
+                  lambda b: (mem % b["sum"]) + "\n"
+                  + f"{name}<{ctx.T}, {ctx.bs}>{ctx.launch_cfg('blocks', ctx.bs)}({b['in']}, {b['sum']}, n);")
+
+
+def k_hist(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "hist")
+    code = fill("""
+        __global__ void $name(const $T* __restrict__ data, unsigned int* __restrict__ bins, int n)
+        {
+            __shared__ unsigned int local[$NB];
+            for (int b = threadIdx.x; b < $NB; b += blockDim.x) {
+                local[b] = 0;
+            }
+            __syncthreads();
+            $loop {
+                int b = (int)(data[i] * ($T)$NB);
+                b = b < 0 ? 0 : (b >= $NB ? $NB - 1 : b);
+                atomicAdd(&local[b], 1u);
+            }
+            __syncthreads();
+            for (int b = threadIdx.x; b < $NB; b += blockDim.x) {
+                atomicAdd(&bins[b], local[b]);
+            }
+        }
+    """, name=name, T=ctx.T, NB=ctx.nbins, loop=grid_stride())
+    return Kernel("hist", name, code, ["in"], [], ["hist"],
+                  lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['hist']}, n);")
+
+
+def k_matmul(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "matmul")
+    tile = ctx.rng.choice([8, 16, 16, 32])
+    code = fill("""
+        template <int TILE>
+        __global__ void $name(const $T* A, const $T* B, $T* C, int dim)
+        {
+            __shared__ $T As[TILE][TILE];
+            __shared__ $T Bs[TILE][TILE];
+            int row = blockIdx.y * TILE + threadIdx.y;
+            int col = blockIdx.x * TILE + threadIdx.x;
+            $T acc = 0;
+            for (int t = 0; t < (dim + TILE - 1) / TILE; ++t) {
+                int ac = t * TILE + threadIdx.x;
+                int br = t * TILE + threadIdx.y;
+                As[threadIdx.y][threadIdx.x] = (row < dim && ac < dim) ? A[row * dim + ac] : ($T)0;
+                Bs[threadIdx.y][threadIdx.x] = (br < dim && col < dim) ? B[br * dim + col] : ($T)0;
+                __syncthreads();
+        #pragma unroll
+                for (int k = 0; k < TILE; ++k) {
+                    acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+                }
+                __syncthreads();
+            }
+            if (row < dim && col < dim) {
+                C[row * dim + col] = acc;
+            }
+        }
+    """, name=name, T=ctx.T)
+    grid = f"dim3((dim + {tile - 1}) / {tile}, (dim + {tile - 1}) / {tile})"
+    return Kernel("matmul", name, code, ["in", "in2"], ["out"], [],
+                  lambda b: f"{name}<{tile}>{ctx.launch_cfg(grid, f'dim3({tile}, {tile})')}({b['in']}, {b['in2']}, {b['out']}, dim);",
+                  needs_dim=True)
+
+
+def k_transpose(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "transpose")
+    code = fill("""
+        // coalesced transpose through a padded shared-memory tile (block 32 x 8)
+        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int nx, int ny)
+        {
+            __shared__ $T tile[32][33];
+            int x = blockIdx.x * 32 + threadIdx.x;
+            int y = blockIdx.y * 32 + threadIdx.y;
+            for (int j = 0; j < 32; j += blockDim.y) {
+                if (x < nx && y + j < ny) {
+                    tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * nx + x];
+                }
+            }
+            __syncthreads();
+            x = blockIdx.y * 32 + threadIdx.x;
+            y = blockIdx.x * 32 + threadIdx.y;
+            for (int j = 0; j < 32; j += blockDim.y) {
+                if (x < ny && y + j < nx) {
+                    out[(y + j) * ny + x] = tile[threadIdx.x][threadIdx.y + j];
+                }
+            }
+        }
+    """, name=name, T=ctx.T)
+    cpu_name = ctx.unique(f"{name}_host")
+    cpu_code = fill("""
+        static void $cpu(const $T* in, $T* out, int nx, int ny)
+        {
+            for (int y = 0; y < ny; ++y)
+                for (int x = 0; x < nx; ++x)
+                    out[x * ny + y] = in[y * nx + x];
+        }
+    """, cpu=cpu_name, T=ctx.T)
+    return Kernel("transpose", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('dim3((nx + 31) / 32, (ny + 31) / 32)', 'dim3(32, 8)')}({b['in']}, {b['out']}, nx, ny);",
+                  cpu_ref=cpu_name, cpu_code=cpu_code)
+
+
+def k_gemv(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "gemv")
+    code = fill("""
+        __global__ void $name(const $T* __restrict__ A, const $T* __restrict__ x, $T* __restrict__ y, int rows, int cols)
+        {
+            int r = blockIdx.x * blockDim.x + threadIdx.x;
+            if (r < rows) {
+                $T sum = ($T)0;
+                for (int c = 0; c < cols; ++c) {
+                    sum += A[r * cols + c] * x[c];
+                }
+                y[r] = sum;
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("gemv", name, code, ["in", "in2"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('(ny + threads - 1) / threads', 'threads')}({b['in']}, {b['in2']}, {b['out']}, ny, nx);")
+
+
+def k_scan(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "scan")
+    code = fill("""
+        // Hillis-Steele inclusive scan of each block's slice
+        template <typename V, int BLK>
+        __global__ void $name(const V* in, V* out, int n)
+        {
+            __shared__ V buf[BLK];
+            int i = blockIdx.x * BLK + threadIdx.x;
+            buf[threadIdx.x] = i < n ? in[i] : V(0);
+            __syncthreads();
+            for (int off = 1; off < BLK; off <<= 1) {
+                V t = threadIdx.x >= off ? buf[threadIdx.x - off] : V(0);
+                __syncthreads();
+                buf[threadIdx.x] += t;
+                __syncthreads();
+            }
+            if (i < n) {
+                out[i] = buf[threadIdx.x];
+            }
+        }
+    """, name=name)
+    return Kernel("scan", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}<{ctx.T}, {ctx.bs}>{ctx.launch_cfg('blocks', ctx.bs)}({b['in']}, {b['out']}, n);")
+
+
+def k_softmax(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "softmax")
+    code = fill("""
+        __global__ void $name(const $T* in, $T* out, int rows, int cols)
+        {
+            int r = blockIdx.x * blockDim.x + threadIdx.x;
+            if (r >= rows) {
+                return;
+            }
+            const $T* row = in + (size_t)r * cols;
+            $T m = row[0];
+            for (int c = 1; c < cols; ++c) {
+                m = row[c] > m ? row[c] : m;
+            }
+            $T s = ($T)0;
+            for (int c = 0; c < cols; ++c) {
+                s += exp(row[c] - m);
+            }
+            for (int c = 0; c < cols; ++c) {
+                out[(size_t)r * cols + c] = exp(row[c] - m) / s;
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("softmax", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('(ny + threads - 1) / threads', 'threads')}({b['in']}, {b['out']}, ny, nx);")
+
+
+def k_colmean(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "colmean")
+    code = fill("""
+        __global__ void $name(const $T* data, $T* mean, int rows, int cols)
+        {
+            int j = blockIdx.x * blockDim.x + threadIdx.x;
+            if (j < cols) {
+                $T acc = 0;
+                for (int i = 0; i < rows; i++) {
+                    acc += data[i * cols + j];
+                }
+                mean[j] = acc / ($T)rows;
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("colmean", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('(nx + threads - 1) / threads', 'threads')}({b['in']}, {b['out']}, ny, nx);")
+
+
+def k_center(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "center")
+    code = fill("""
+        __global__ void $name($T* data, const $T* mean, int rows, int cols)
+        {
+            int j = blockIdx.x * blockDim.x + threadIdx.x;
+            int i = blockIdx.y * blockDim.y + threadIdx.y;
+            if (i < rows && j < cols) {
+                data[i * cols + j] -= mean[j];
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("center", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({b['out']}, {b['in']}, ny, nx);")
+
+
+def k_dot(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "dot")
+    ctx.needs.add("warp_sum")
+    code = fill("""
+        __global__ void $name(const $T* __restrict__ x, const $T* __restrict__ y, $T* result, int n)
+        {
+            $T acc = 0;
+            $loop {
+                acc += x[i] * y[i];
+            }
+            acc = warp_sum(acc);
+            if ((threadIdx.x & 31) == 0) {
+                atomicAdd(result, acc);
+            }
+        }
+    """, name=name, T=ctx.T, loop=grid_stride())
+    mem = f"{ctx.check}(cudaMemset(%s, 0, sizeof({ctx.T})));"
+    return Kernel("dot", name, code, ["in", "in2"], [], ["sum"],
+                  lambda b: (mem % b["sum"]) + "\n"
+                  + f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['in2']}, {b['sum']}, n);")
+
+
+def k_compact(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "compact")
+    thr = ctx.lit(ctx.rng.choice([0.5, 0.25, 0.75]))
+    code = fill("""
+        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int* count, int n, $T threshold)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) {
+                $T v = in[i];
+                if (v > threshold) {
+                    int pos = atomicAdd(count, 1);
+                    out[pos] = v;
+                }
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("compact", name, code, ["in"], ["out"], ["count"],
+                  lambda b: f"{ctx.check}(cudaMemset({b['count']}, 0, sizeof(int)));\n"
+                  + f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, {b['count']}, n, {thr});")
+
+
+def k_conv(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "conv")
+    weights = ctx.unique(ctx.rng.choice(["c_weights", "c_filter", "c_taps", "d_kernel_coef"]))
+    ctx.constants.append(f"__constant__ {ctx.T} {weights}[2 * {ctx.radius} + 1];")
+    code = fill("""
+        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int n)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= n) {
+                return;
+            }
+            $T acc = 0;
+            for (int k = -$R; k <= $R; ++k) {
+                int j = i + k;
+                j = j < 0 ? 0 : (j >= n ? n - 1 : j);
+                acc += $w[k + $R] * in[j];
+            }
+            out[i] = acc;
+        }
+    """, name=name, T=ctx.T, R=ctx.radius, w=weights)
+    host = ctx.unique("h_taps")
+    setup = fill("""
+        $T $h[2 * $R + 1];
+        for (int k = 0; k < 2 * $R + 1; ++k) {
+            $h[k] = ($T)1 / ($T)(2 * $R + 1);
+        }
+        $check(cudaMemcpyToSymbol($w, $h, sizeof($h)));
+    """, T=ctx.T, R=ctx.radius, w=weights, h=host, check=ctx.check)
+    return Kernel("conv", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, n);",
+                  pingpong=True, const_setup=setup)
+
+
+def k_particles(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "particles")
+    ctx.needs.add("clampv")
+    dt = ctx.lit(ctx.rng.choice([0.01, 0.001, 0.005]))
+    code = fill("""
+        __global__ void $name($T* pos, $T* vel, int n, $T dt)
+        {
+            $loop {
+                $T a = -pos[i] * ($T)4;
+                $T v = clampv(vel[i] + dt * a, ($T)-10, ($T)10);
+                vel[i] = v;
+                pos[i] += dt * v;
+            }
+        }
+    """, name=name, T=ctx.T, loop=grid_stride())
+    return Kernel("particles", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['out']}, {b['in']}, n, {dt});")
+
+
+def k_heat1d(ctx: Ctx) -> Kernel:
+    name = kernel_name(ctx, "heat1d")
+    alpha = ctx.lit(ctx.rng.choice([0.1, 0.2, 0.25]))
+    code = fill("""
+        // three-point stencil with a halo in dynamic shared memory
+        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int n, $T alpha)
+        {
+            extern __shared__ unsigned char smem_raw[];
+            $T* s = reinterpret_cast<$T*>(smem_raw);
+            int g = blockIdx.x * blockDim.x + threadIdx.x;
+            int l = threadIdx.x + 1;
+            if (g < n) {
+                s[l] = in[g];
+                if (threadIdx.x == 0) {
+                    s[0] = g > 0 ? in[g - 1] : in[g];
+                }
+                if (threadIdx.x == blockDim.x - 1 || g == n - 1) {
+                    s[l + 1] = g + 1 < n ? in[g + 1] : in[g];
+                }
+            }
+            __syncthreads();
+            if (g < n) {
+                out[g] = s[l] + alpha * (s[l - 1] - ($T)2 * s[l] + s[l + 1]);
+            }
+        }
+    """, name=name, T=ctx.T)
+    return Kernel("heat1d", name, code, ["in"], ["out"], [],
+                  lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads', f'(threads + 2) * sizeof({ctx.T})')}({b['in']}, {b['out']}, n, {alpha});",
+                  pingpong=True)
+
+
+KERNELS: dict[str, Callable[[Ctx], Kernel]] = {
+    "axpy": k_axpy, "map": k_map, "init": k_init, "jacobi": k_jacobi, "reduce": k_reduce, "hist": k_hist,
+    "matmul": k_matmul, "transpose": k_transpose, "gemv": k_gemv, "scan": k_scan, "softmax": k_softmax,
+    "colmean": k_colmean, "center": k_center, "dot": k_dot, "compact": k_compact, "conv": k_conv,
+    "particles": k_particles, "heat1d": k_heat1d,
+}
+# Program "flavours": which kernels a file draws from first (Rodinia/PolyBench/SDK-like mixes).
+FLAVOURS = {
+    "stencil": ["jacobi", "heat1d", "init", "reduce", "conv", "map"],
+    "linear-algebra": ["matmul", "gemv", "axpy", "transpose", "dot", "init"],
+    "statistics": ["colmean", "center", "reduce", "hist", "softmax", "scan"],
+    "stream": ["map", "axpy", "compact", "scan", "hist", "dot"],
+    "simulation": ["particles", "heat1d", "jacobi", "reduce", "init", "conv"],
+}
+
+# ----------------------------------------------------------------------------- helpers
+
+DEVICE_HELPERS = {
+    "clampv": """
+        template <typename V>
+        __device__ __forceinline__ V clampv(V v, V lo, V hi)
+        {
+            return v < lo ? lo : (v > hi ? hi : v);
+        }
+    """,
+    "warp_sum": """
+        template <typename V>
+        __device__ __forceinline__ V warp_sum(V v)
+        {
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                v += __shfl_down_sync(0xffffffffu, v, offset);
+            }
+            return v;
+        }
+    """,
+    "idx2": """
+        __host__ __device__ inline int idx2(int x, int y, int pitch)
+        {
+            return y * pitch + x;
+        }
+    """,
+    "hash32": """
+        __device__ unsigned int hash32(unsigned int x)
+        {
+            x ^= x >> 16;
+            x *= 0x7feb352du;
+            x ^= x >> 15;
+            x *= 0x846ca68bu;
+            x ^= x >> 16;
+            return x;
+        }
+    """,
+    "lerp": """
+        __device__ inline $T lerp_value($T a, $T b, $T t)
+        {
+            return a + t * (b - a);
+        }
+    """,
+}
+
+HEADERS = [
+    ("PolyBench/GPU-style {what}.", "Adapted for CUDA; sizes are set at compile time."),
+    ("Rodinia-like {what} benchmark.", "Runs a fixed number of iterations and reports the kernel time."),
+    ("CUDA sample: {what}.", "Demonstrates shared memory, atomics and stream-ordered copies."),
+    ("{what} on the GPU.", "Compile: nvcc -O3 -o app app.cu"),
+]
+WHAT = {
+    "stencil": ["2-D heat diffusion", "Jacobi relaxation", "stencil sweep", "Poisson smoother"],
+    "linear-algebra": ["matrix multiply", "GEMV/ATAX kernel", "BiCG sub-kernel", "dense linear algebra"],
+    "statistics": ["covariance", "correlation", "histogram and moments", "column statistics"],
+    "stream": ["vector pipeline", "stream compaction", "elementwise transforms", "prefix sums"],
+    "simulation": ["particle integrator", "wave propagation", "explicit heat solver", "leapfrog simulation"],
+}
+
+
+def make_ctx(rng: Random, index: int) -> Ctx:
+    base = rng.choice(["float", "float", "double"])
+    T = rng.choice(["float" if base == "float" else "double", "real", "DATA_TYPE", "value_t"])
+    if T in ("float", "double"):
+        base = T
+    ctx = Ctx(
+        rng=rng, index=index, T=T, base=base,
+        check=rng.choice(["CHECK", "CUDA_CHECK", "CHECK_CUDA"]),
+        bs=rng.choice(["BLOCK_SIZE", "THREADS", "BLOCK"]),
+        tx=rng.choice(["TILE_X", "DIM_THREAD_BLOCK_X", "BX"]),
+        ty=rng.choice(["TILE_Y", "DIM_THREAD_BLOCK_Y", "BY"]),
+        nx=rng.choice(["NX", "N", "WIDTH", "NI"]),
+        ny="",
+        iters=rng.choice(["ITERS", "TSTEPS", "NUM_ITER", "STEPS"]),
+        prefix=rng.choice(["d_", "d_", "dev_", "gpu_"]),
+        host_style=rng.choice(["malloc", "malloc", "vector", "pinned"]),
+        stream=rng.choice([None, None, "stream"]),
+    )
+    ctx.ny = {"NX": "NY", "N": "M", "WIDTH": "HEIGHT", "NI": "NJ"}[ctx.nx]
+    ctx.used_names.update({"main", "usage", "n", "nx", "ny", "dim", "bytes", "threads", "blocks", "grid2d",
+                           "block2d", "start", "stop", "ms", "ok", "mode", "iters", "verify", "stream"})
+    return ctx
+
+
+# ----------------------------------------------------------------------------- main()
+
+
+class Code:
+    """Lines with an indentation level."""
+
+    def __init__(self, level: int = 1) -> None:
+        self.lines: list[str] = []
+        self.level = level
+
+    def add(self, text: str = "") -> None:
+        for line in textwrap.dedent(text).strip("\n").split("\n") if text else [""]:
+            self.lines.append(("    " * self.level + line) if line.strip() else "")
+
+    def open(self, text: str) -> None:
+        self.add(text + " {")
+        self.level += 1
+
+    def close(self, text: str = "}") -> None:
+        self.level -= 1
+        self.add(text)
+
+
+def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]:
+    """One CUDA program of roughly `target_lines` lines; returns (file name, text)."""
+    ctx = make_ctx(rng, index)
+    flavour = rng.choice(sorted(FLAVOURS))
+    what = rng.choice(WHAT[flavour])
+    T, C = ctx.T, ctx.check
+
+    # --- kernels: grow until the estimate reaches the target
+    kinds_pref = FLAVOURS[flavour][:]
+    rng.shuffle(kinds_pref)
+    others = [k for k in KERNELS if k not in kinds_pref]
+    rng.shuffle(others)
+    order = kinds_pref + others
+    kernels: list[Kernel] = []
+    estimate = 135  # fixed parts: header, macros, helpers, the skeleton of main
+    while (estimate < target_lines or len(kernels) < 2) and len(kernels) < len(order) * 2:
+        kind = order[len(kernels) % len(order)]
+        kern = KERNELS[kind](ctx)
+        kernels.append(kern)
+        estimate += kern.code.count("\n") + 2 + 6 + kern.cpu_code.count("\n") // 2
+    # an init kernel, when present, runs first
+    kernels.sort(key=lambda k: 0 if k.kind == "init" else 1)
+
+    # --- buffers
+    stems = ["a", "b", "c", "u", "v", "w", "grid", "next", "src", "dst", "work", "field", "x", "y", "z", "in",
+             "out", "buf", "state", "prev", "curr", "coef", "rhs", "sol", "tmp2", "acc"]
+    pool_size = min(len(stems), max(3, min(7, 2 + len(kernels) // 2 + rng.randint(0, 1))))
+    pool = [ctx.unique(ctx.prefix + s) for s in rng.sample(stems, pool_size)]
+    extras_needed = sorted({e for k in kernels for e in k.extras})
+    extra_names = {e: ctx.unique(ctx.prefix + {"sum": "sum", "hist": "hist", "count": "count"}[e])
+                   for e in extras_needed}
+    extra_decl = {"sum": (T, "1"), "hist": ("unsigned int", ctx.nbins), "count": ("int", "1")}
+    needs_dim = any(k.needs_dim for k in kernels)
+    verified = next((k for k in kernels if k.cpu_ref), None)
+    h_in, h_out, h_ref = "h_in", "h_out", "h_ref"
+    wastes = {w for w in ("leak", "unused", "alloc_in_loop", "invariant_copy", "dead_write", "overalloc")
+              if rng.random() < {"leak": 0.2, "unused": 0.1, "alloc_in_loop": 0.2, "invariant_copy": 0.2,
+                                 "dead_write": 0.15, "overalloc": 0.1}[w]}
+    uses_swap = rng.random() < 0.5
+
+    def pick(exclude: set[str]) -> str:
+        choices = [p for p in pool if p not in exclude] or pool
+        return rng.choice(choices)
+
+    def roles(k: Kernel) -> dict[str, str]:
+        out = pick(set())
+        b = {"out": out}
+        b["in"] = pick({out})
+        b["in2"] = pick({out, b["in"]})
+        for e in k.extras:
+            b[e] = extra_names[e]
+        return b
+
+    # --- host launch wrappers (some kernels are launched through them)
+    wrappers: list[str] = []
+    wrapper_for: dict[str, Callable[[dict[str, str]], str]] = {}
+    result_var: dict[str, str] = {}  # kernel -> variable that receives a ping-pong wrapper's result
+    for k in kernels:
+        if k.pingpong and k.kind in ("jacobi", "heat1d", "map") and rng.random() < 0.45:
+            fn = ctx.unique("run_" + k.name.split("_kernel")[0].split("Kernel")[0])
+            launch = k.launch({"in": "a", "out": "b"})
+            launch = launch.replace("<<<grid2d, block2d", f"<<<grid, block").replace("<<<blocks, threads",
+                                                                                   "<<<blocks, threads")
+            setup = {
+                "jacobi": f"dim3 block({ctx.tx}, {ctx.ty});\n"
+                          f"dim3 grid((nx + {ctx.tx} - 1) / {ctx.tx}, (ny + {ctx.ty} - 1) / {ctx.ty});",
+                "heat1d": f"const int n = nx * ny;\nconst int threads = {ctx.bs};\n"
+                          f"const int blocks = (n + threads - 1) / threads;",
+                "map": f"const int n = nx * ny;\nconst int threads = {ctx.bs};\n"
+                       f"const int blocks = (n + threads - 1) / threads;",
+            }[k.kind]
+            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
+            swap = "std::swap(a, b);" if uses_swap else f"{T}* t = a;\na = b;\nb = t;"
+            body = Code(1)
+            body.add(setup)
+            body.open("for (int step = 0; step < steps; ++step)")
+            body.add(launch)
+            body.add(f"{C}(cudaGetLastError());")
+            body.add(swap)
+            body.close()
+            body.add("return a;  // the last sweep wrote into what is now `a`")
+            wrappers.append(f"// runs `steps` sweeps, ping-ponging between a and b; returns the buffer holding the result\n"
+                            f"static {T}* {fn}({T}* a, {T}* b, int nx, int ny, int steps{stream_param})\n{{\n"
+                            + "\n".join(body.lines) + "\n}")
+            res = ctx.unique(ctx.prefix + "result")
+            wrapper_for[k.name] = (lambda fn=fn, res=res: lambda b: f"{T}* {res} = {fn}({b['in']}, {b['out']}, nx, ny, "
+                                   + "iters" + (f", {ctx.stream}" if ctx.stream else "") + ");")()
+            result_var[k.name] = res
+        elif k.kind in ("axpy", "scan", "softmax", "colmean", "gemv") and rng.random() < 0.35:
+            fn = ctx.unique("launch_" + k.name)
+            params = {"axpy": (f"const {T}* x, {T}* y, int n", {"in": "x", "out": "y"}),
+                      "scan": (f"const {T}* in, {T}* out, int n", {"in": "in", "out": "out"}),
+                      "softmax": (f"const {T}* in, {T}* out, int nx, int ny", {"in": "in", "out": "out"}),
+                      "colmean": (f"const {T}* in, {T}* out, int nx, int ny", {"in": "in", "out": "out"}),
+                      "gemv": (f"const {T}* A, const {T}* x, {T}* y, int nx, int ny",
+                               {"in": "A", "in2": "x", "out": "y"})}[k.kind]
+            sig, names = params
+            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
+            body = Code(1)
+            body.add(f"const int threads = {ctx.bs};")
+            if k.kind in ("axpy", "scan"):
+                body.add("const int blocks = (n + threads - 1) / threads;")
+            body.add(k.launch(names))
+            body.add(f"{C}(cudaGetLastError());")
+            wrappers.append(f"static void {fn}({sig}{stream_param})\n{{\n" + "\n".join(body.lines) + "\n}")
+            call_args = {"axpy": "{in}, {out}, n", "scan": "{in}, {out}, n", "softmax": "{in}, {out}, nx, ny",
+                         "colmean": "{in}, {out}, nx, ny", "gemv": "{in}, {in2}, {out}, nx, ny"}[k.kind]
+            wrapper_for[k.name] = (lambda fn=fn, call_args=call_args: lambda b: f"{fn}("
+                                   + call_args.format(**b) + (f", {ctx.stream}" if ctx.stream else "") + ");")()
+
+    # --- main
+    m = Code(1)
+    if rng.random() < 0.5:
+        m.add(f"""
+            int nx = {ctx.nx};
+            int ny = {ctx.ny};
+            int iters = {ctx.iters};
+            int mode = 0;
+            bool verify = false;
+        """)
+        m.open("for (int i = 1; i < argc; ++i)")
+        m.open('if (strcmp(argv[i], "-nx") == 0 && i + 1 < argc)')
+        m.add("nx = atoi(argv[++i]);")
+        m.close('} else if (strcmp(argv[i], "-ny") == 0 && i + 1 < argc) {')
+        m.level += 1
+        m.add("ny = atoi(argv[++i]);")
+        m.close('} else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {')
+        m.level += 1
+        m.add("iters = atoi(argv[++i]);")
+        m.close('} else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {')
+        m.level += 1
+        m.add("mode = atoi(argv[++i]);")
+        m.close('} else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verify") == 0) {')
+        m.level += 1
+        m.add("verify = true;")
+        m.close("} else {")
+        m.level += 1
+        m.add("usage(argv[0]);\nreturn EXIT_FAILURE;")
+        m.close()
+        m.close()
+        parse_fn = ""
+    else:
+        m.add(f"""
+            Options opt;
+            if (!parse_args(argc, argv, &opt)) {{
+                usage(argv[0]);
+                return EXIT_FAILURE;
+            }}
+            int nx = opt.nx;
+            int ny = opt.ny;
+            int iters = opt.iters;
+            int mode = opt.mode;
+            bool verify = opt.verify;
+        """)
+        parse_fn = fill("""
+            struct Options {
+                int nx;
+                int ny;
+                int iters;
+                int mode;
+                bool verify;
+            };
+
+            static bool parse_args(int argc, char** argv, Options* opt)
+            {
+                opt->nx = $NX;
+                opt->ny = $NY;
+                opt->iters = $IT;
+                opt->mode = 0;
+                opt->verify = false;
+                for (int i = 1; i < argc; ++i) {
+                    if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+                        opt->nx = opt->ny = atoi(argv[++i]);
+                    } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
+                        opt->iters = atoi(argv[++i]);
+                    } else if (!strcmp(argv[i], "-m") && i + 1 < argc) {
+                        opt->mode = atoi(argv[++i]);
+                    } else if (!strcmp(argv[i], "-v")) {
+                        opt->verify = true;
+                    } else {
+                        return false;
+                    }
+                }
+                return opt->nx > 2 && opt->ny > 2 && opt->iters > 0;
+            }
+        """, NX=ctx.nx, NY=ctx.ny, IT=ctx.iters)
+    m.add("const int n = nx * ny;")
+    if needs_dim:
+        m.add("const int dim = nx < ny ? nx : ny;")
+    m.add(f"const size_t bytes = (size_t)n * sizeof({T});")
+    m.add(f'printf("{what}: %d x %d, %d iterations, mode %d\\n", nx, ny, iters, mode);')
+    m.add("")
+
+    # host buffers
+    host_bufs = [h_in, h_out] + ([h_ref] if verified else [])
+    if ctx.host_style == "vector":
+        ctx.includes.add("<vector>")
+        for h in host_bufs:
+            m.add(f"std::vector<{T}> {h}_vec(n);")
+            m.add(f"{T}* {h} = {h}_vec.data();")
+    elif ctx.host_style == "pinned":
+        for h in host_bufs:
+            m.add(f"{T}* {h} = NULL;")
+            m.add(f"{C}(cudaMallocHost((void**)&{h}, bytes));")
+    else:
+        for h in host_bufs:
+            m.add(f"{T}* {h} = ({T}*)malloc(bytes);")
+        m.open(f"if ({' || '.join('!' + h for h in host_bufs)})")
+        m.add('fprintf(stderr, "out of host memory\\n");\nreturn EXIT_FAILURE;')
+        m.close()
+    m.add(f"init_host({h_in}, n, {rng.randint(1, 99999)}u);")
+    m.add("")
+
+    # device buffers
+    m.add(f"// device buffers")
+    cast = rng.choice(["(void**)&", "&"])
+    m.add(f"{T} " + ", ".join(f"*{p} = NULL" for p in pool) + ";")
+    over = pool[-1] if "overalloc" in wastes else None
+    for p in pool:
+        size = "2 * bytes" if p == over else "bytes"
+        m.add(f"{C}(cudaMalloc({cast}{p}, {size}));")
+    for e in extras_needed:
+        ty, count = extra_decl[e]
+        m.add(f"{ty}* {extra_names[e]} = NULL;")
+        m.add(f"{C}(cudaMalloc({cast}{extra_names[e]}, {count} * sizeof({ty})));")
+    unused = ctx.unique(ctx.prefix + "scratch") if "unused" in wastes else None
+    if unused:
+        m.add(f"{T}* {unused} = NULL;")
+        m.add(f"{C}(cudaMalloc({cast}{unused}, bytes));  // reserved for a future pass")
+    if ctx.stream:
+        m.add(f"cudaStream_t {ctx.stream};")
+        m.add(f"{C}(cudaStreamCreate(&{ctx.stream}));")
+    m.add("")
+    m.add("@@CONFIG@@")
+    for k in kernels:
+        if k.const_setup:
+            m.add(k.const_setup)
+
+    # initial contents: upload the input, clear the rest
+    if "dead_write" in wastes:
+        m.add(f"{C}(cudaMemset({pool[0]}, 0, bytes));")
+    m.add(f"{C}(cudaMemcpy({pool[0]}, {h_in}, bytes, cudaMemcpyHostToDevice));")
+    for p in pool[1:]:
+        if rng.random() < 0.7:
+            m.add(f"{C}(cudaMemset({p}, 0, bytes));")
+        else:
+            m.add(f"{C}(cudaMemcpy({p}, {h_in}, bytes, cudaMemcpyHostToDevice));")
+    m.add("bool ok = true;")
+    m.add("")
+
+    # a verified first step
+    if verified:
+        m.add(f"// check one launch of {verified.name} against the CPU")
+        vb = {"in": pool[0], "out": pool[1], "in2": pool[-1]}
+        m.add(verified.launch(vb))
+        m.add(f"{C}(cudaGetLastError());")
+        if ctx.stream:
+            m.add(f"{C}(cudaStreamSynchronize({ctx.stream}));")
+        m.add(f"{C}(cudaMemcpy({h_out}, {pool[1]}, bytes, cudaMemcpyDeviceToHost));")
+        m.open("if (verify)")
+        m.add(f"{verified.cpu_ref}({h_in}, {h_ref}, nx, ny);")
+        if rng.random() < 0.5:
+            m.add(f"int errors = compare_results({h_ref}, {h_out}, n, {ctx.lit(1e-4)});")
+        else:
+            m.add("int errors = 0;")
+            m.open("for (int i = 0; i < n; ++i)")
+            m.add(f"double diff = fabs((double){h_out}[i] - (double){h_ref}[i]);")
+            m.open(f"if (diff > 1e-4 * (1.0 + fabs((double){h_ref}[i])))")
+            m.open("if (errors < 10)")
+            m.add(f'fprintf(stderr, "mismatch at %d: %f != %f\\n", i, (double){h_out}[i], (double){h_ref}[i]);')
+            m.close()
+            m.add("++errors;")
+            m.close()
+            m.close()
+        m.add(f'printf("verification of {verified.name}: %d mismatches\\n", errors);')
+        m.add("ok = ok && errors == 0;")
+        m.close()
+        m.add("")
+
+    m.add(f"""
+        cudaEvent_t start, stop;
+        {C}(cudaEventCreate(&start));
+        {C}(cudaEventCreate(&stop));
+        {C}(cudaEventRecord(start{', ' + ctx.stream if ctx.stream else ''}));
+    """)
+    m.add("")
+
+    # phases
+    loop_var = rng.choice(["it", "iter", "t", "step"])
+    last_out = pool[1]
+    pending = kernels[:]
+    waste_loop_done = False
+    while pending:
+        k = pending.pop(0)
+        b = roles(k)
+        style = rng.choices(["single", "loop", "branch", "probe"], weights=[4, 4, 2, 1])[0]
+        if k.name in wrapper_for:
+            m.add(wrapper_for[k.name](b))
+            last_out = result_var.get(k.name, b["out"])
+        elif style == "branch" and pending:
+            k2 = pending.pop(0)
+            b2 = roles(k2)
+            m.open(f"if (mode == {rng.randint(0, 2)})")
+            m.add(k.launch(b))
+            m.close("} else {")
+            m.level += 1
+            m.add(k2.launch(b2))
+            m.close()
+            m.add(f"{C}(cudaGetLastError());")
+            last_out = b2["out"] if k2.writes else (b["out"] if k.writes else last_out)
+        elif style in ("loop", "probe") or (k.pingpong and rng.random() < 0.7):
+            m.open(f"for (int {loop_var} = 0; {loop_var} < iters; ++{loop_var})")
+            if "invariant_copy" in wastes and not waste_loop_done:
+                m.add(f"{C}(cudaMemcpy({b['in']}, {h_in}, bytes, cudaMemcpyHostToDevice));")
+                waste_loop_done = True
+            if "alloc_in_loop" in wastes and not waste_loop_done and k.writes and not k.pingpong:
+                tmp = ctx.unique(ctx.prefix + "tmp")
+                m.add(f"{T}* {tmp} = NULL;")
+                m.add(f"{C}(cudaMalloc({cast}{tmp}, bytes));")
+                m.add(k.launch(dict(b, out=tmp)))
+                m.add(f"{C}(cudaMemcpy({b['out']}, {tmp}, bytes, cudaMemcpyDeviceToDevice));")
+                m.add(f"{C}(cudaFree({tmp}));")
+                waste_loop_done = True
+            else:
+                m.add(k.launch(b))
+            m.add(f"{C}(cudaGetLastError());")
+            if k.pingpong:
+                if uses_swap:
+                    m.add(f"std::swap({b['in']}, {b['out']});")
+                else:
+                    m.add(f"{T}* swap_tmp = {b['in']};\n{b['in']} = {b['out']};\n{b['out']} = swap_tmp;")
+                last_out = b["in"]
+            elif k.writes:
+                last_out = b["out"]
+            if style == "probe":
+                m.open(f"if (({loop_var} + 1) % {rng.choice([10, 50, 100])} == 0)")
+                m.add(f"{T} probe;")
+                m.add(f"{C}(cudaMemcpy(&probe, {last_out}, sizeof({T}), cudaMemcpyDeviceToHost));")
+                m.add(f'printf("  step %d: probe %g\\n", {loop_var} + 1, (double)probe);')
+                m.close()
+            m.close()
+        else:
+            m.add(k.launch(b))
+            m.add(f"{C}(cudaGetLastError());")
+            last_out = b["out"] if "out" in k.writes else last_out
+        m.add("")
+
+    m.add(f"""
+        {C}(cudaEventRecord(stop{', ' + ctx.stream if ctx.stream else ''}));
+        {C}(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        {C}(cudaEventElapsedTime(&ms, start, stop));
+        {C}(cudaMemcpy({h_out}, {last_out}, bytes, cudaMemcpyDeviceToHost));
+    """)
+    # results of the extras
+    if "sum" in extra_names:
+        m.add(f"{T} gpu_sum = 0;")
+        m.add(f"{C}(cudaMemcpy(&gpu_sum, {extra_names['sum']}, sizeof({T}), cudaMemcpyDeviceToHost));")
+        m.add('printf("device sum: %.6f\\n", (double)gpu_sum);')
+    if "hist" in extra_names:
+        m.add(f"unsigned int h_hist[{ctx.nbins}];")
+        m.add(f"{C}(cudaMemcpy(h_hist, {extra_names['hist']}, sizeof(h_hist), cudaMemcpyDeviceToHost));")
+        m.add("unsigned long long counted = 0;")
+        m.open(f"for (int b = 0; b < {ctx.nbins}; ++b)")
+        m.add("counted += h_hist[b];")
+        m.close()
+        m.add('printf("histogram holds %llu samples\\n", counted);')
+    if "count" in extra_names:
+        m.add("int selected = 0;")
+        m.add(f"{C}(cudaMemcpy(&selected, {extra_names['count']}, sizeof(int), cudaMemcpyDeviceToHost));")
+        m.add('printf("selected %d of %d values\\n", selected, n);')
+    m.add(f"double sum = checksum({h_out}, n);")
+    m.add("int bad = 0;")
+    m.open("if (verify)")
+    m.open("for (int i = 0; i < n; ++i)")
+    m.open(f"if ({h_out}[i] != {h_out}[i])")
+    m.add("++bad;")
+    m.close()
+    m.close()
+    m.close()
+    m.add("ok = ok && bad == 0;")
+    m.add('printf("time %.3f ms (%.2f GB/s), checksum %.6e, %d NaNs: %s\\n", ms,\n'
+          '       (double)bytes * 2.0 * iters / (ms * 1.0e6), sum, bad, ok ? "PASSED" : "FAILED");')
+    m.add("")
+
+    # cleanup
+    m.add(f"{C}(cudaEventDestroy(start));\n{C}(cudaEventDestroy(stop));")
+    if ctx.stream:
+        m.add(f"{C}(cudaStreamDestroy({ctx.stream}));")
+    leak = rng.choice(pool) if "leak" in wastes else None
+    for p in pool + [extra_names[e] for e in extras_needed] + ([unused] if unused else []):
+        if p != leak:
+            m.add(f"{C}(cudaFree({p}));")
+    if ctx.host_style == "pinned":
+        for h in host_bufs:
+            m.add(f"{C}(cudaFreeHost({h}));")
+    elif ctx.host_style == "malloc":
+        for h in host_bufs:
+            m.add(f"free({h});")
+    m.add("return ok ? EXIT_SUCCESS : EXIT_FAILURE;")
+    # the launch configuration, declared only where main uses it (nvcc warns about unused locals)
+    body_text = "\n".join(m.lines)
+    config = []
+    uses_blocks = re.search(r"\bblocks\b", body_text) is not None
+    if uses_blocks or re.search(r"\bthreads\b", body_text):
+        config.append(f"const int threads = {ctx.bs};")
+    if uses_blocks:
+        config.append("const int blocks = (n + threads - 1) / threads;")
+    if re.search(r"\b(grid2d|block2d)\b", body_text):
+        config.append(f"dim3 block2d({ctx.tx}, {ctx.ty});")
+        config.append(f"dim3 grid2d((nx + {ctx.tx} - 1) / {ctx.tx}, (ny + {ctx.ty} - 1) / {ctx.ty});")
+    at = next(i for i, line in enumerate(m.lines) if line.strip() == "@@CONFIG@@")
+    m.lines[at:at + 1] = ["    " + line for line in config]
+    uses_compare = "compare_results(" in body_text
+
+    # --- assemble the file
+    ctx.includes.update({"<cstdio>", "<cstdlib>", "<cstring>", "<cmath>"})
+    if uses_swap:
+        ctx.includes.add("<utility>")
+    if rng.random() < 0.3:
+        ctx.includes.add("<algorithm>")
+    first, second = rng.choice(HEADERS)
+    out: list[str] = [
+        "/*",
+        f" * {first.format(what=what[0].upper() + what[1:])}",
+        f" * {second}",
+        " *",
+        f" * Kernels: {', '.join(k.name for k in kernels)}.",
+        " */",
+    ]
+    incs = sorted(ctx.includes)
+    rng.shuffle(incs)
+    out += [f"#include {i}" for i in incs]
+    out.append("#include <cuda_runtime.h>")
+    out.append("")
+    size = rng.choice([256, 512, 1024, 2048, 4096])
+    defines = [
+        (ctx.nx, size), (ctx.ny, rng.choice([size, size // 2, size * 2])), (ctx.iters, rng.choice([10, 20, 100, 500])),
+        (ctx.bs, rng.choice([128, 256, 512])), (ctx.tx, rng.choice([16, 32])), (ctx.ty, rng.choice([8, 16])),
+        (ctx.nbins, rng.choice([64, 128, 256])), (ctx.radius, rng.choice([2, 3, 4, 8])),
+    ]
+    out += [f"#ifndef {name}\n#define {name} {value}\n#endif" if rng.random() < 0.3 else f"#define {name} {value}"
+            for name, value in defines]
+    if T == "DATA_TYPE":
+        out.append(f"#define DATA_TYPE {ctx.base}")
+    elif T == "real":
+        out.append(f"typedef {ctx.base} real;")
+    elif T == "value_t":
+        out.append(f"using value_t = {ctx.base};")
+    out.append("")
+    macro = [
+        f"#define {C}(call)",
+        "    do {",
+        "        cudaError_t err_ = (call);",
+        "        if (err_ != cudaSuccess) {",
+        '            fprintf(stderr, "CUDA error %s at %s:%d: %s\\n", #call,',
+        "                    __FILE__, __LINE__, cudaGetErrorString(err_));",
+        "            exit(EXIT_FAILURE);",
+        "        }",
+        "    } while (0)",
+    ]
+    out += [line.ljust(78) + "\\" for line in macro[:-1]] + [macro[-1]]
+    out.append("")
+    out += ctx.constants + ([""] if ctx.constants else [])
+    helpers = set(ctx.needs) | set(rng.sample(sorted(DEVICE_HELPERS), rng.randint(0, 2)))
+    for h in sorted(helpers):
+        out.append(fill(DEVICE_HELPERS[h], T=T))
+        out.append("")
+    for k in kernels:
+        out.append(k.code)
+        out.append("")
+    # host helpers
+    out.append(fill("""
+        static void init_host($T* a, int n, unsigned int seed)
+        {
+            unsigned int s = seed;
+            for (int i = 0; i < n; ++i) {
+                s = s * 1664525u + 1013904223u;
+                a[i] = ($T)(s >> 8) / ($T)16777216;
+            }
+        }
+
+        static double checksum(const $T* a, int n)
+        {
+            double s = 0.0;
+            for (int i = 0; i < n; ++i) {
+                s += (double)a[i];
+            }
+            return s;
+        }
+    """, T=T))
+    out.append("")
+    if verified:
+        for k in kernels:
+            if k is verified:
+                out.append(k.cpu_code)
+                out.append("")
+    if uses_compare:
+        out.append(fill("""
+            static int compare_results(const $T* ref, const $T* got, int n, $T tol)
+            {
+                int errors = 0;
+                for (int i = 0; i < n; ++i) {
+                    $T diff = ref[i] - got[i];
+                    if (diff < 0) {
+                        diff = -diff;
+                    }
+                    if (diff > tol * (($T)1 + (ref[i] < 0 ? -ref[i] : ref[i]))) {
+                        if (errors < 5) {
+                            fprintf(stderr, "  [%d] expected %f got %f\\n", i, (double)ref[i], (double)got[i]);
+                        }
+                        ++errors;
+                    }
+                }
+                return errors;
+            }
+        """, T=T))
+        out.append("")
+    for w in wrappers:
+        out.append(w)
+        out.append("")
+    out.append(fill("""
+        static void usage(const char* prog)
+        {
+            fprintf(stderr, "usage: %s [-nx N] [-ny N] [-n N] [-i ITERS] [-m MODE] [-v]\\n", prog);
+        }
+    """))
+    out.append("")
+    if parse_fn:
+        out.append(parse_fn)
+        out.append("")
+    out.append("int main(int argc, char** argv)\n{")
+    out += m.lines
+    out.append("}")
+    text = "\n".join(out) + "\n"
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    slug = re.sub(r"[^a-z0-9]+", "_", what.lower()).strip("_")
+    return f"{index:04d}_{slug}.cu", text
+
+
+def generate_corpus(folder: Path, files: int, lines_per_file: int, seed: int) -> tuple[int, int]:
+    """Writes `files` programs totalling at least files * lines_per_file lines; returns (files, lines)."""
+    rng = Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    goal = files * lines_per_file
+    total = 0
+    for i in range(files):
+        left = files - i
+        fair = (goal - total) / left
+        if left > 1:
+            # the estimate is rough: a file that comes out short leaves its lines to the next ones
+            name, text = generate_file(rng, i, max(60, int(fair * rng.uniform(0.6, 1.4))))
+        else:  # the last file makes up the total
+            state = rng.getstate()
+            target = max(60, int(fair))
+            for _ in range(20):
+                rng.setstate(state)
+                name, text = generate_file(rng, i, target)
+                missing = goal - total - text.count("\n")
+                if missing <= 0:
+                    break
+                target += missing
+        (folder / name).write_text(text, encoding="utf-8")
+        total += text.count("\n")
+    while total < goal:  # the last file came out short of its target: add one more
+        name, text = generate_file(rng, files, max(60, goal - total))
+        (folder / name).write_text(text, encoding="utf-8")
+        total += text.count("\n")
+        files += 1
+    return files, total
+
+
+# =============================================================================== timing
+
+
+@dataclass
+class Result:
+    label: str
+    seconds: float | None = None
+    findings: set[tuple[str, str, int]] | None = None
+    count: int | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _gpulint_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+_FALLBACK = re.compile(r"using tree-sitter|falling back to tree-sitter")
+
+
+def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
+    result = Result(f"{frontend} (CLI)")
+    if frontend == "clang":
+        try:
+            import importlib
+
+            importlib.import_module("gpulint.static.cuda_clang")
+        except Exception as exc:  # ImportError, or a module that is half written
+            result.error = f"gpulint.static.cuda_clang cannot be imported ({type(exc).__name__}: {exc})"
+            return result
+    best = None
+    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as scratch:
+        report = Path(scratch) / "report.json"
+        cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", frontend,
+               "--format", "json", "-o", str(report), "-v"]
+        for _ in range(repeat):
+            report.unlink(missing_ok=True)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=folder, env=_gpulint_env(), capture_output=True, text=True)
+            elapsed = time.perf_counter() - t0
+            if proc.returncode not in (0, 1) or not report.exists():
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                result.error = f"exit {proc.returncode}: " + (" | ".join(tail) or "no output")
+                return result
+            best = elapsed if best is None else min(best, elapsed)
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            result.error = f"unreadable JSON report: {exc}"
+            return result
+    items = data if isinstance(data, list) else data.get("findings", [])
+    result.seconds = best
+    result.count = len(items)
+    result.findings = {(f.get("code"), Path(str(f.get("filename"))).name, (f.get("location") or {}).get("row"))
+                       for f in items}
+    stderr = proc.stderr.splitlines()
+    fallbacks = [line for line in stderr if _FALLBACK.search(line)]
+    internal = [line for line in stderr if "internal error" in line]
+    if frontend == "clang" and fallbacks:
+        if len(fallbacks) >= files:
+            result.error = (f"every file fell back to tree-sitter, e.g. "
+                            f"{fallbacks[0].removeprefix('gpulint: ')[:160]}")
+            result.seconds = None
+            return result
+        result.notes.append(f"{len(fallbacks)} of {files} files fell back to tree-sitter")
+    if internal:
+        result.notes.append(f"{len(internal)} internal errors, e.g. {internal[0].removeprefix('gpulint: ')[:160]}")
+    return result
+
+
+def time_in_process(folder: Path, repeat: int) -> Result:
+    result = Result("tree-sitter (in-process)")
+    try:
+        sys.path.insert(0, str(REPO))
+        from gpulint.config import Settings
+        from gpulint.engine import check_paths
+    except Exception as exc:
+        result.error = f"cannot import gpulint.engine ({type(exc).__name__}: {exc})"
+        return result
+    settings = Settings(jobs=1, frontend="tree-sitter")
+    best = None
+    report = None
+    try:
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            report = check_paths([str(folder)], settings)
+            elapsed = time.perf_counter() - t0
+            best = elapsed if best is None else min(best, elapsed)
+    except Exception as exc:
+        result.error = f"check_paths raised {type(exc).__name__}: {exc}"
+        return result
+    result.seconds = best
+    result.count = len(report.findings)
+    result.findings = {(f.code, Path(f.location.path).name, f.location.row) for f in report.findings}
+    return result
+
+
+def pin_to_one_core() -> str:
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned (no sched_setaffinity)"
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {allowed[0]})
+        return f"pinned to CPU {allowed[0]}"
+    except OSError as exc:
+        return f"not pinned ({exc})"
+
+
+# =============================================================================== report
+
+
+def fmt_rate(lines: int, seconds: float | None) -> str:
+    return f"{lines / seconds:,.0f}" if seconds else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=200, help="number of .cu files to generate [200]")
+    parser.add_argument("--lines-per-file", type=int, default=250, help="average lines per file [250]")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported [3]")
+    parser.add_argument("--seed", type=int, default=20240601, help="seed of the generator")
+    parser.add_argument("--out", type=Path, help="generate into DIR (created; kept) instead of a temporary folder")
+    parser.add_argument("--keep", action="store_true", help="keep the generated folder")
+    parser.add_argument("--markdown", action="store_true", help="also print a Markdown table for the README")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin this process and its children to one CPU")
+    parser.add_argument("--generate-only", action="store_true", help="write the corpus and stop")
+    args = parser.parse_args(argv)
+    if args.files < 1 or args.lines_per_file < 60 or args.repeat < 1:
+        parser.error("--files and --repeat must be >= 1, --lines-per-file >= 60")
+
+    if args.out:
+        folder = args.out.resolve()
+        if folder.exists() and any(folder.glob("*.cu")):
+            for old in folder.glob("*.cu"):
+                old.unlink()
+        keep = True
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="gpulint-corpus-"))
+        keep = args.keep
+    try:
+        t0 = time.perf_counter()
+        nfiles, nlines = generate_corpus(folder, args.files, args.lines_per_file, args.seed)
+        print(f"generated {nfiles} files, {nlines:,} lines in {folder} ({time.perf_counter() - t0:.1f} s, "
+              f"seed {args.seed})")
+        if args.generate_only:
+            keep = True
+            return 0
+        pinning = "not pinned" if args.no_pin else pin_to_one_core()
+        print(f"timing with --jobs 1, best of {args.repeat}, {pinning}")
+
+        results = [time_cli("tree-sitter", folder, args.repeat, nfiles),
+                   time_in_process(folder, args.repeat),
+                   time_cli("clang", folder, args.repeat, nfiles)]
+        machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+                   f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+        date = _dt.date.today().isoformat()
+
+        print()
+        print(f"machine: {machine}")
+        print(f"date:    {date}")
+        print()
+        header = f"{'frontend':<26} {'files':>6} {'lines':>8} {'seconds':>9} {'lines/s':>10} {'findings':>9}"
+        print(header)
+        print("-" * len(header))
+        for r in results:
+            if r.error:
+                print(f"{r.label:<26} unavailable: {r.error}")
+                continue
+            print(f"{r.label:<26} {nfiles:>6} {nlines:>8,} {r.seconds:>9.3f} {fmt_rate(nlines, r.seconds):>10} "
+                  f"{r.count:>9}")
+            for note in r.notes:
+                print(f"{'':<26} note: {note}")
+        print()
+
+        ts, inproc, clang = results
+        if ts.findings is not None and clang.findings is not None:
+            only_ts, only_clang = ts.findings - clang.findings, clang.findings - ts.findings
+            if not only_ts and not only_clang:
+                agreement = f"yes: both frontends report the same {len(ts.findings)} (code, file, row) findings"
+            else:
+                agreement = (f"no: {len(ts.findings & clang.findings)} shared, {len(only_ts)} only with tree-sitter, "
+                             f"{len(only_clang)} only with clang")
+                for label, diff in (("tree-sitter only", only_ts), ("clang only", only_clang)):
+                    for f in sorted(diff, key=str)[:3]:
+                        agreement += f"\n    {label}: {f[0]} {f[1]}:{f[2]}"
+        else:
+            agreement = "n/a (clang frontend unavailable)" if clang.error else "n/a"
+        print(f"frontends agree: {agreement}")
+        if ts.findings is not None and inproc.findings is not None and ts.findings != inproc.findings:
+            print("note: the in-process run found a different set of findings than the CLI run")
+
+        best_ts = min((r.seconds for r in (ts, inproc) if r.seconds), default=None)
+        if ts.seconds:
+            rate = nlines / ts.seconds
+            met = "met" if rate >= TARGET_LINES_PER_S else "NOT met"
+            print(f"target:  >= {TARGET_LINES_PER_S:,} lines/s on one core with tree-sitter (CLI, start-up "
+                  f"included): {rate:,.0f} lines/s -> {met}")
+            if inproc.seconds:
+                rate_in = nlines / inproc.seconds
+                print(f"         in-process (no start-up): {rate_in:,.0f} lines/s -> "
+                      f"{'met' if rate_in >= TARGET_LINES_PER_S else 'NOT met'}")
+        elif best_ts:
+            print(f"target:  >= {TARGET_LINES_PER_S:,} lines/s: CLI unavailable; in-process "
+                  f"{nlines / best_ts:,.0f} lines/s")
+        else:
+            print(f"target:  >= {TARGET_LINES_PER_S:,} lines/s: not measured (tree-sitter unavailable)")
+
+        if args.markdown:
+            print()
+            print(f"Static analysis speed, one core (`--jobs 1`), {nfiles} generated CUDA files, {nlines:,} lines; "
+                  f"best of {args.repeat}. {machine}; {date}.")
+            print()
+            print("| Frontend | Files | Lines | Time (s) | Lines/s | Findings |")
+            print("|---|---:|---:|---:|---:|---:|")
+            names = {"tree-sitter (CLI)": "tree-sitter (`gpulint check`)",
+                     "tree-sitter (in-process)": "tree-sitter (in-process, no start-up)",
+                     "clang (CLI)": "clang (`gpulint check`)"}
+            for r in results:
+                if r.error:
+                    print(f"| {names[r.label]} | {nfiles} | {nlines:,} | unavailable | - | - |")
+                else:
+                    print(f"| {names[r.label]} | {nfiles} | {nlines:,} | {r.seconds:.2f} | "
+                          f"{fmt_rate(nlines, r.seconds)} | {r.count} |")
+            print()
+            print(f"Frontends agree: {agreement.splitlines()[0]}. Reproduce with `python benchmarks/static_speed.py "
+                  f"--markdown`.")
+        return 0
+    finally:
+        if keep:
+            print(f"\nkept the generated files in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
