@@ -199,9 +199,10 @@ class _FunctionLowering:
         self.reference_params: set[str] = set()
         self.stmt_span: s.Span | None = None
         self.incomplete = False
-        # Objects a library descriptor holds (cusparseCreateDnVec(&vec, n, d_x, ...)): any later
-        # library or unknown call may use them through the descriptor.
-        self.held_by_descriptor: set[int] = set()
+        # Variables that hold objects opaquely (a library descriptor: cusparseCreateDnVec(&vec, n, d_x,
+        # ...); an argument array: void *args[] = {&d_x}): a later call that receives the holder may
+        # use its objects.
+        self.holders: dict[str, set[int]] = {}
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -368,6 +369,7 @@ class _FunctionLowering:
             created = self.expr(var.init)
             if isinstance(var.init, s.Call) and created:
                 self.status_vars[var.name] = created
+            self.hold(var.name, self.aggregate_objects(var.init) | self.held_by([var.init]))
             oids = self.refs(var.init)
             if oids:
                 self.bindings[var.name] = oids
@@ -553,6 +555,8 @@ class _FunctionLowering:
         oids = self.refs(node.value)
         if isinstance(target, s.Name) and isinstance(node.value, s.Call) and created:
             self.status_vars[target.id] = created
+        if path is not None:
+            self.hold(path.split(".", 1)[0], self.aggregate_objects(node.value) | self.held_by([node.value]))
         if path is not None and "." not in path and path in self.locals and path not in self.reference_params:
             if oids:
                 self.bindings[path] = oids
@@ -568,17 +572,45 @@ class _FunctionLowering:
             return
         self.escape(oids, node.span, "stored")
 
-    def aggregate(self, expr: s.Other) -> None:
-        """`void *args[] = {&d_a, &n}`, a lambda capture: the pointer is kept where we cannot follow."""
+    def aggregate_objects(self, expr: s.Expr) -> set[int]:
+        """Objects named inside initializer lists, lambdas and `new` expressions within `expr`."""
         oids: set[int] = set()
         for node in s.walk(expr):
-            if isinstance(node, (s.Name, s.Member)):
-                oids |= self.refs(node)
+            if isinstance(node, s.Other) and node.kind in api.AGGREGATES:
+                for inner in s.walk(node):
+                    if isinstance(inner, (s.Name, s.Member)):
+                        oids |= self.refs(inner)
+        return oids
+
+    def aggregate(self, expr: s.Other) -> None:
+        """`void *args[] = {&d_a, &n}`, a lambda capture: the pointer is kept where we cannot follow."""
+        oids = self.aggregate_objects(expr)
         if oids:
-            event = self.event(Op.ESCAPE, "aggregate", expr.span)
+            event = self.event(Op.ESCAPE, "initializer", expr.span)
             for oid in oids:
                 self.objects[oid].escapes.append(event)
-            self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+
+    def held_by(self, args: list[s.Expr]) -> set[int]:
+        """Objects held by holders passed as (or inside) these arguments."""
+        if not self.holders:
+            return set()
+        oids: set[int] = set()
+        for arg in args:
+            for node in s.walk(arg):
+                if isinstance(node, (s.Name, s.Member)):
+                    path = s.path_of(node)
+                    if path is not None:
+                        oids |= self.holders.get(path, set()) | self.holders.get(path.split(".", 1)[0], set())
+        return oids
+
+    def touch_held(self, event: Event, args: list[s.Expr]) -> None:
+        held = {oid for oid in self.held_by(args) if not self.objects[oid].frees}
+        if held:
+            self.touch(held, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
+
+    def hold(self, holder: str | None, oids: set[int]) -> None:
+        if holder is not None and oids:
+            self.holders.setdefault(holder, set()).update(oids)
 
     def qualified(self, call: s.Call) -> str:
         if isinstance(call.callee, s.Name):
@@ -615,6 +647,7 @@ class _FunctionLowering:
             for arg in args:
                 oids = self.refs(arg)
                 self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+            self.touch_held(event, args)
             return set()
         if short in api.GRAPH_LAUNCH:
             # The graph may read and write any object it captured: every object live here.
@@ -723,6 +756,7 @@ class _FunctionLowering:
         summaries = [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel and len(k.params) == len(call.args)]
         summaries = summaries or [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel]
         event = self.event(Op.LAUNCH, kernel, call.span, launches=1, detail="<<<>>>")
+        self.touch_held(event, call.args)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)
             access = Access.NONE
@@ -751,6 +785,7 @@ class _FunctionLowering:
     def known_call(self, call: s.Call, name: str, candidates: list[HostSummary]) -> None:
         launches = max(c.launches for c in candidates)
         event = self.event(Op.CALL, name, call.span, launches=launches)
+        self.touch_held(event, call.args)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)
             access = Access.NONE
@@ -790,10 +825,12 @@ class _FunctionLowering:
             oids = self.refs(stripped.operand) if address_of else self.refs(arg)
             if oids or self.member_slot(stripped) is not None or isinstance(stripped, (s.Name, s.Unary)):
                 touched.append((oids, arg, address_of))
-        if not touched and not self.held_by_descriptor:
+        held = self.held_by(call.args)
+        if not touched and not held:
             return
         event = self.event(Op.CALL, name, call.span)
         keeps = api.keeps_pointer(name)
+        kept: set[int] = set()
         for oids, arg, address_of in touched:
             if oids:
                 self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
@@ -801,8 +838,11 @@ class _FunctionLowering:
                     for oid in oids:
                         self.objects[oid].escapes.append(event)
                 if keeps and not address_of:
-                    self.held_by_descriptor |= oids
+                    kept |= oids
             self.note_member_use(arg, event, Access.READ | Access.WRITE)
-        held = {oid for oid in self.held_by_descriptor if not self.objects[oid].frees}
-        if held:
-            self.touch(held, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
+        if kept:
+            for _, arg, address_of in touched:
+                stripped = s.strip_parens_and_casts(arg)
+                if address_of and isinstance(stripped, s.Unary):
+                    self.hold(s.path_of(stripped.operand), kept)
+        self.touch_held(event, call.args)
