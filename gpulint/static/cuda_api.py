@@ -115,6 +115,11 @@ GRAPH_LAUNCH = {"cudaGraphLaunch", "cuGraphLaunch"}
 AGGREGATES = {"initializer_list", "lambda_expression", "new_expression", "compound_literal_expression",
               "initializer_pair", "init_list"}
 
+# Stream capture: work issued between these is recorded into a graph, not run in program order.
+CAPTURE_BEGIN = {"cudaStreamBeginCapture", "cuStreamBeginCapture", "cuStreamBeginCapture_v2",
+                 "cudaStreamBeginCaptureToGraph"}
+CAPTURE_END = {"cudaStreamEndCapture", "cuStreamEndCapture"}
+
 SWAP = {"swap", "std::swap", "thrust::swap", "cuda::std::swap"}
 
 # Calls that end the program: not an exit of the scope that would need frees.

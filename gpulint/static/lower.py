@@ -203,6 +203,7 @@ class _FunctionLowering:
         # ...); an argument array: void *args[] = {&d_x}): a later call that receives the holder may
         # use its objects.
         self.holders: dict[str, set[int]] = {}
+        self.capturing = False
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -262,7 +263,11 @@ class _FunctionLowering:
 
     def touch(self, oids: set[int], touch: Touch) -> None:
         for oid in oids:
-            self.objects[oid].touches.append(touch)
+            history = self.objects[oid]
+            history.touches.append(touch)
+            if self.capturing:
+                # Captured into a graph: it runs at the graph's launches, not here.
+                history.incomplete = True
 
     def escape(self, oids: set[int], span: s.Span, why: str) -> None:
         if not oids:
@@ -595,12 +600,16 @@ class _FunctionLowering:
         if not self.holders:
             return set()
         oids: set[int] = set()
-        for arg in args:
-            for node in s.walk(arg):
-                if isinstance(node, (s.Name, s.Member)):
-                    path = s.path_of(node)
-                    if path is not None:
-                        oids |= self.holders.get(path, set()) | self.holders.get(path.split(".", 1)[0], set())
+        stack: list[object] = list(args)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, s.Call):
+                continue  # a nested call is judged on its own (`CHECK(cuLaunchKernel(..., args))`)
+            stack.extend(s.children(node))
+            if isinstance(node, (s.Name, s.Member)):
+                path = s.path_of(node)
+                if path is not None:
+                    oids |= self.holders.get(path, set()) | self.holders.get(path.split(".", 1)[0], set())
         return oids
 
     def touch_held(self, event: Event, args: list[s.Expr]) -> None:
@@ -648,6 +657,9 @@ class _FunctionLowering:
                 oids = self.refs(arg)
                 self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
             self.touch_held(event, args)
+            return set()
+        if short in api.CAPTURE_BEGIN or short in api.CAPTURE_END:
+            self.capturing = short in api.CAPTURE_BEGIN
             return set()
         if short in api.GRAPH_LAUNCH:
             # The graph may read and write any object it captured: every object live here.
