@@ -480,7 +480,8 @@ class _FunctionLowering:
             stripped = s.strip_parens_and_casts(arg)
             if isinstance(stripped, s.Unary) and stripped.op == "&" and not isinstance(stripped.operand, s.Index):
                 path = s.path_of(stripped.operand)
-                if path is not None and short not in api.FREE:
+                read_only = (copy is not None and i != copy.dst) or short in api.FREE or call.launch is not None
+                if path is not None and not read_only:
                     values.add(path)  # an out-parameter
                 continue
             if call.launch is not None or name in api.NO_ACCESS or short in api.FREE or short in api.ALLOC:
