@@ -1059,7 +1059,7 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
         if k.name in wrapper_for:
             m.add(wrapper_for[k.name](b))
             last_out = result_var.get(k.name, b["out"])
-        elif style == "branch" and pending:
+        elif style == "branch" and pending and pending[0].name not in wrapper_for:
             k2 = pending.pop(0)
             b2 = roles(k2)
             m.open(f"if (mode == {rng.randint(0, 2)})")
@@ -1116,9 +1116,9 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
     """)
     # results of the extras
     if "sum" in extra_names:
-        m.add(f"{T} gpu_sum = 0;")
-        m.add(f"{C}(cudaMemcpy(&gpu_sum, {extra_names['sum']}, sizeof({T}), cudaMemcpyDeviceToHost));")
-        m.add('printf("device sum: %.6f\\n", (double)gpu_sum);')
+        m.add(f"{T} host_sum = 0;")
+        m.add(f"{C}(cudaMemcpy(&host_sum, {extra_names['sum']}, sizeof({T}), cudaMemcpyDeviceToHost));")
+        m.add('printf("device sum: %.6f\\n", (double)host_sum);')
     if "hist" in extra_names:
         m.add(f"unsigned int h_hist[{ctx.nbins}];")
         m.add(f"{C}(cudaMemcpy(h_hist, {extra_names['hist']}, sizeof(h_hist), cudaMemcpyDeviceToHost));")

@@ -39,6 +39,8 @@ class Size:
     value: int | None
     expr: str
     constant_only: bool = False
+    # The names the expression was written with (before folding): `n`, `ntaps`, `MAX_N`.
+    names: frozenset[str] = frozenset()
 
     def same_as(self, other: "Size", tolerance: float = 0.0) -> bool:
         if self.value is not None and other.value is not None:

@@ -15,7 +15,8 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## What it does
     Statically: flags an allocation whose size is built only from compile-time constants
     (a `MAX_N` macro, a `constexpr`) while every copy and memset on the object uses one
-    smaller size, usually a runtime count. With a trace: flags an object of which fewer than
+    smaller size, usually a runtime count, and every kernel that uses the object is passed
+    that smaller extent (a name of it appears among the launch arguments). With a trace: flags an object of which fewer than
     80% of the elements were ever touched, with DrGPUM's fragmentation metric.
 
     ## Why is this bad?
@@ -49,9 +50,15 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         first = extents[0].size
         if not all(t.size.same_as(first) for t in extents):
             continue
-        if first.value is not None or first.constant_only:
-            continue  # a constant extent: a kernel may well fill the rest, so say nothing
-        shown = f"`{first.expr}`"
+        if first.value is not None and first.value >= size.value:
+            continue
+        # The kernels must be told the smaller extent too: each use receives a name of it
+        # (`fir<<<...>>>(d_taps, ntaps)`); otherwise a kernel may fill the rest of the buffer.
+        extent_names = first.names - size.names
+        uses = h.uses
+        if not extent_names or not uses or not all(extent_names & t.event.names for t in uses):
+            continue
+        shown = f"`{first.expr}`" if first.value is None else f"{first.value} bytes (`{'`, `'.join(sorted(extent_names))}`)"
         alloc_text = f"{size.value} bytes"
         message = (f"`{h.name}` is allocated with a compile-time maximum ({alloc_text}) but every copy and memset "
                    f"uses {shown}")

@@ -758,7 +758,7 @@ class _FunctionLowering:
         if spec.element != 1 and size is not None:
             size = Size(size.value * spec.element if size.value is not None else None,
                         f"{size.expr}*{spec.element}" if size.value is None else str(size.value * spec.element),
-                        size.constant_only)
+                        size.constant_only, size.names)
         dst = self.refs(args[spec.dst])
         event = self.event(Op.MEMSET, name, call.span, size=size, names=_names(*args))
         offset_zero = isinstance(s.strip_parens_and_casts(args[spec.dst]), (s.Name, s.Member))
@@ -768,7 +768,8 @@ class _FunctionLowering:
     def launch(self, call: s.Call, kernel: str) -> None:
         summaries = [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel and len(k.params) == len(call.args)]
         summaries = summaries or [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel]
-        event = self.event(Op.LAUNCH, kernel, call.span, launches=1, detail="<<<>>>")
+        event = self.event(Op.LAUNCH, kernel, call.span, launches=1, detail="<<<>>>",
+                           names=_names(*call.args, *(call.launch or [])))
         self.touch_held(event, call.args)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)
@@ -797,7 +798,7 @@ class _FunctionLowering:
 
     def known_call(self, call: s.Call, name: str, candidates: list[HostSummary]) -> None:
         launches = max(c.launches for c in candidates)
-        event = self.event(Op.CALL, name, call.span, launches=launches)
+        event = self.event(Op.CALL, name, call.span, launches=launches, names=_names(*call.args))
         self.touch_held(event, call.args)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)

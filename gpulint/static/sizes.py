@@ -163,7 +163,7 @@ class Folder:
     def fold(self, expr: s.Expr | None) -> Size | None:
         if expr is None:
             return None
-        return Size(self.value(expr), self.render(expr), self.constant_only(expr))
+        return Size(self.value(expr), self.render(expr), self.constant_only(expr), _names(expr))
 
     def product(self, *exprs: s.Expr) -> Size | None:
         """A size given as factors (cudaMallocPitch width*height, cuMemsetD32 count*4)."""
@@ -172,4 +172,19 @@ class Folder:
         total: int | None = 1
         for v in values:
             total = None if total is None or v is None else total * v
-        return Size(total, text if total is None else str(total), all(self.constant_only(e) for e in exprs))
+        return Size(total, text if total is None else str(total), all(self.constant_only(e) for e in exprs),
+                    frozenset().union(*(_names(e) for e in exprs)))
+
+
+def _names(expr: s.Expr) -> frozenset[str]:
+    """Variables and macros an expression mentions, outside sizeof."""
+    names: set[str] = set()
+    stack: list[object] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, s.Sizeof):
+            continue
+        if isinstance(node, s.Name):
+            names.add(node.id)
+        stack.extend(s.children(node))
+    return frozenset(names)
