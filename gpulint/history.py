@@ -61,6 +61,16 @@ class Guard:
     # here is as good as freeing it unconditionally.
     nonnull: frozenset[str] = frozenset()
 
+    def same_test(self, other: "Guard") -> bool:
+        """The same condition tested again (`switch (mode)` twice, `if (use_ws)` twice): assuming
+        the tested values did not change, one arm runs exactly when the other did."""
+        return self.branch == other.branch and bool(self.condition) and self.condition == other.condition
+
+
+def guards_within(guards: tuple[Guard, ...] | set[Guard], allowed: set[Guard]) -> bool:
+    """Each guard is one of `allowed`, or the same test as one of them."""
+    return all(g in allowed or any(g.same_test(a) for a in allowed) for g in guards)
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -202,7 +212,7 @@ class ObjectHistory:
         """The first free that runs whenever the allocation does (not under an extra branch)."""
         alloc_guards = set(self.alloc.guards) if self.alloc is not None else set()
         for free in sorted(self.frees, key=lambda e: e.t):
-            if set(free.guards) <= alloc_guards:
+            if guards_within(free.guards, alloc_guards):
                 return free
         return None
 

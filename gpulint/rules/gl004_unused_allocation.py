@@ -59,7 +59,7 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         common = set(uses[0].event.guards)
         for touch in uses[1:]:
             common &= set(touch.event.guards)
-        common -= set(h.alloc.guards)
+        common = {g for g in common if not any(g == a or g.same_test(a) for a in h.alloc.guards)}
         if not common:
             continue
         # The outermost guard shared by every use that the allocation lacks.

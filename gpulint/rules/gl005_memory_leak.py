@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Event, ObjectHistory, Unit
+from gpulint.history import Event, ObjectHistory, Unit, guards_within
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -17,7 +17,7 @@ def _exclusive(alloc: Event, exit_: Event) -> bool:
 def _covered(h: ObjectHistory, exit_: Event) -> bool:
     """A free runs before the exit on every path that went through the allocation."""
     allowed = set(exit_.guards) | set(h.alloc.guards)
-    return any(free.t < exit_.t and set(free.guards) <= allowed for free in h.frees)
+    return any(free.t < exit_.t and guards_within(free.guards, allowed) for free in h.frees)
 
 
 @rule("GL005", "memory-leak", "Object not freed on some path to the end of its scope", languages=("cuda", "python"))

@@ -329,6 +329,7 @@ class _Lowering:
             cond = self._condition(node.child_by_field_name("condition"))
             body = node.child_by_field_name("body")
             cases: list[s.Stmt] = []
+            labels: list[s.Expr | None] = []  # labels of empty cases falling through to the next
             if body is not None:
                 for case in body.named_children:
                     if case.type != "case_statement":
@@ -337,9 +338,14 @@ class _Lowering:
                             cases.append(stmt)
                         continue
                     value = case.child_by_field_name("value")
+                    labels.append(self.expr(value) if value is not None else None)
                     inner = [self.stmt(c) for c in case.named_children if value is None or c.start_byte != value.start_byte]
-                    case_block = s.Block(self.span(case), [x for x in inner if x is not None])
-                    cases.append(s.If(self.span(case), cond, case_block, None))
+                    inner = [x for x in inner if x is not None]
+                    if not inner:
+                        continue
+                    case_block = s.Block(self.span(case), inner)
+                    cases.append(s.If(self.span(case), _case_condition(cond, labels, self.span(case)), case_block, None))
+                    labels = []
             return s.Block(self.span(node), cases)
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None
@@ -513,6 +519,18 @@ class _Lowering:
                 return s.Cast(sp, self.text(targs).strip("<>") if targs is not None else "", args[0])
         callee = self.expr(function) if function is not None else s.Other(sp, "missing")
         return s.Call(sp, callee, args, launch)
+
+
+def _case_condition(value: s.Expr | None, labels: list[s.Expr | None], span: s.Span) -> s.Expr | None:
+    """`switch (v) { case A: case B: ... }` -> `v == A || v == B`; `default` -> `v == default`."""
+    if value is None:
+        return None
+    cond: s.Expr | None = None
+    for label in labels:
+        target = label if label is not None else s.Name(span, "default")
+        test = s.Binary(span, "==", value, target)
+        cond = test if cond is None else s.Binary(span, "||", cond, test)
+    return cond
 
 
 def _is_include_guard(node: Node) -> bool:

@@ -128,6 +128,23 @@ def _roots(expr: s.Expr) -> set[str]:
     return roots
 
 
+def _condition_text(folder: Folder, cond: s.Expr | None) -> str:
+    """A branch condition as text that is equal for equal tests (`v == A || v == B` for a case)."""
+    if cond is None:
+        return ""
+    if isinstance(cond, s.Binary) and cond.op in ("==", "||", "&&", "!=", "<", ">", "<=", ">="):
+        return f"{_condition_text(folder, cond.left)} {cond.op} {_condition_text(folder, cond.right)}"
+    return folder.render(cond)
+
+
+def _ends_program(stmt: s.Stmt | None) -> bool:
+    """`exit(0);` as the last statement: the end of the function is never reached."""
+    if isinstance(stmt, s.ExprStmt) and isinstance(stmt.expr, s.Call):
+        callee = stmt.expr.callee
+        return isinstance(callee, s.Name) and callee.id in api.PROGRAM_EXIT
+    return False
+
+
 def _names(*exprs: s.Expr) -> frozenset[str]:
     """Every variable (and member path) an expression reads."""
     names: set[str] = set()
@@ -321,7 +338,7 @@ class _FunctionLowering:
         end = s.Span(body_span.end - 1, body_span.end, body_span.end_row, max(1, body_span.end_column - 1),
                      body_span.end_row, body_span.end_column)
         self.timeline.end = self.location(end)
-        if not isinstance(last, s.Return):
+        if not isinstance(last, s.Return) and not _ends_program(last):
             self.stmt_span = end
             self.event(Op.EXIT, "end of function", end, detail="end")
         self.timeline.end_t = self.t + 1
@@ -389,7 +406,7 @@ class _FunctionLowering:
         self.stmt_span = stmt.cond.span if stmt.cond is not None else stmt.span
         created = self.expr(stmt.cond) if stmt.cond is not None else set()
         guard_id = next(self.guard_ids)
-        cond_text = self.text(stmt.cond.span) if stmt.cond is not None else ""
+        cond_text = _condition_text(self.folder, stmt.cond)
         # A branch that tests an allocation's own result is its failure path.
         checked = set(created)
         for name in _condition_names(stmt.cond):

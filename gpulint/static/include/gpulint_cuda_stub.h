@@ -621,9 +621,8 @@ GPULINT_MINMAX(double)
 
 /* single- and double-precision math and intrinsics, device side (clang overloads __device__ against
  * the host declarations of <math.h>, as CUDA's own headers do) */
-#define GPULINT_MATH1(f) GPULINT_DEV float f##f(float x); GPULINT_DEV double f(double x);
-#define GPULINT_MATH2(f) GPULINT_DEV float f##f(float x, float y); GPULINT_DEV double f(double x, double y);
-#ifndef GPULINT_NO_DEVICE_MATH
+#define GPULINT_MATH1(fn) GPULINT_DEV float fn##f(float x); GPULINT_DEV double fn(double x);
+#define GPULINT_MATH2(fn) GPULINT_DEV float fn##f(float x, float y); GPULINT_DEV double fn(double x, double y);
 GPULINT_MATH1(sqrt) GPULINT_MATH1(rsqrt) GPULINT_MATH1(cbrt) GPULINT_MATH1(exp) GPULINT_MATH1(exp2)
 GPULINT_MATH1(exp10) GPULINT_MATH1(expm1) GPULINT_MATH1(log) GPULINT_MATH1(log2) GPULINT_MATH1(log10)
 GPULINT_MATH1(log1p) GPULINT_MATH1(sin) GPULINT_MATH1(cos) GPULINT_MATH1(tan) GPULINT_MATH1(asin)
@@ -632,10 +631,21 @@ GPULINT_MATH1(erf) GPULINT_MATH1(erfc) GPULINT_MATH1(fabs) GPULINT_MATH1(floor) 
 GPULINT_MATH1(round) GPULINT_MATH1(trunc) GPULINT_MATH1(rint)
 GPULINT_MATH2(pow) GPULINT_MATH2(fmin) GPULINT_MATH2(fmax) GPULINT_MATH2(fmod) GPULINT_MATH2(atan2)
 GPULINT_MATH2(hypot) GPULINT_MATH2(copysign)
+GPULINT_MATH1(rcbrt) GPULINT_MATH1(erfinv) GPULINT_MATH1(erfcinv) GPULINT_MATH1(normcdf) GPULINT_MATH1(normcdfinv)
+GPULINT_MATH1(sinpi) GPULINT_MATH1(cospi) GPULINT_MATH1(lgamma) GPULINT_MATH1(tgamma) GPULINT_MATH1(nearbyint)
+GPULINT_MATH2(fdim) GPULINT_MATH2(remainder) GPULINT_MATH2(nextafter)
 GPULINT_DEV float fmaf(float x, float y, float z);
 GPULINT_DEV double fma(double x, double y, double z);
+GPULINT_DEV float frexpf(float x, int *e);
+GPULINT_DEV float ldexpf(float x, int e);
+GPULINT_DEV float modff(float x, float *i);
 GPULINT_DEV void sincosf(float x, float *s, float *c);
-#endif
+GPULINT_DEV void sincos(double x, double *s, double *c);
+GPULINT_DEV void sincospif(float x, float *s, float *c);
+GPULINT_DEV int abs(int x);
+GPULINT_DEV long labs(long x);
+GPULINT_DEV long long llabs(long long x);
+GPULINT_DEV float fabs(float x);
 #undef GPULINT_MATH1
 #undef GPULINT_MATH2
 GPULINT_DEV float __expf(float x);
