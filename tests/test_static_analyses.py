@@ -231,3 +231,48 @@ def test_parse_errors_mark_function_incomplete() -> None:
     unit, skipped = lower(tu)
     assert skipped == ["f"]
     assert all(h.incomplete for h in unit.histories)
+
+
+def test_correlated_switches_and_null_checked_frees(tmp_path) -> None:
+    code = """
+__global__ void k(float *x) { x[0] = 1; }
+void run(int mode, int n) {
+  float *d = 0, *w = 0;
+  switch (mode) {
+  case 0:
+  case 1:
+    cudaMalloc(&d, n);
+    break;
+  default:
+    cudaMallocManaged(&d, n);
+    break;
+  }
+  cudaMalloc(&w, n);
+  k<<<1,1>>>(d);
+  k<<<1,1>>>(w);
+  switch (mode) {
+  case 0:
+  case 1:
+    cudaFree(d);
+    break;
+  default:
+    cudaFree(d);
+  }
+  if (w) cudaFree(w);
+}
+"""
+    assert findings(code, tmp_path, select=("GL005",)) == Counter()
+
+
+def test_exit_at_the_end_is_not_a_scope_exit(tmp_path) -> None:
+    code = """
+#include <cstdlib>
+__global__ void k(float *x) { x[0] = 1; }
+int main() {
+  float *d;
+  cudaMalloc(&d, 64);
+  k<<<1,1>>>(d);
+  exit(EXIT_SUCCESS);
+}
+"""
+    assert findings(code, tmp_path) == Counter()
