@@ -95,7 +95,8 @@ def rules_cmd() -> None:
     for code in sorted(RULES):
         r = RULES[code]
         table.add_row(code, r.name, "trace" if r.needs_trace else "source", r.summary)
-    Console(soft_wrap=True).print(table)
+    # A pipe gets full lines, not a table folded to 80 columns.
+    Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160).print(table)
 
 
 if __name__ == "__main__":  # pragma: no cover
