@@ -9,10 +9,16 @@ with
     -x cuda --cuda-host-only -nocudainc -nocudalib -include gpulint_cuda_stub.h -std=c++17
 
 plus the file's compile-database arguments.  The stub header (gpulint/static/include/) declares the
-CUDA runtime; small in-memory stand-ins answer `#include <cuda_runtime.h>` and the compiler's own
-headers (`<stddef.h>`, `<stdarg.h>`, ...) that glibc and libstdc++ include.  Any error diagnostic
-means the AST may be incomplete (clang drops what it cannot type-check): `parse` then raises
+CUDA runtime; small in-memory stand-ins (the unsaved-file API: nothing is written to disk) answer
+`#include <cuda_runtime.h>`, `<cooperative_groups.h>` and the compiler's own headers (`<stddef.h>`,
+`<stdarg.h>`, `<limits.h>`, ...) that glibc and libstdc++ include.  Any error diagnostic means the
+AST may be incomplete (clang drops what it cannot type-check): `parse` then raises
 `ClangParseError` and the caller falls back to the tree-sitter frontend for that file.
+
+A real toolkit's headers are never used, even when one is installed: without clang's CUDA wrapper
+headers (`__clang_cuda_runtime_wrapper.h`, not in the PyPI wheel) `cuda_runtime.h` does not parse
+(measured with CUDA 13.0: undeclared `threadIdx`/`__cudaPushCallConfiguration`, then 20 errors of
+`__host__ __device__` functions overloading glibc's), so the stub is always the one answer.
 
 Lowering matches `cuda_treesitter` node for node wherever both can see the same thing, so the
 rules give the same findings whichever frontend ran:
@@ -23,7 +29,13 @@ rules give the same findings whichever frontend ran:
   `;`, and node text is cut from the source by span;
 * a node that comes from a macro body gets the span of the macro's use; an object-like macro
   that is a constant becomes `Literal(text=<macro name>, value=<its value>)` (else `Name`); a
-  `do { ... } while (0)` becomes a Block.
+  `do { ... } while (0)` becomes a Block; a statement that a macro use stands for spans the use
+  and its `;`;
+* `switch` is a Block with one `If` per case that has statements, its condition `v == A || v == B`
+  over the labels falling through to it (`default` is the name `default`);
+* `T x(a)` / `T x{a}` initialisers are `Other("argument_list" | "initializer_list", [a])`; a
+  functional cast is a `Cast` for a scalar type (`float(n)`) and a call of the type for a class
+  (`dim3(n)`).
 """
 from __future__ import annotations
 
@@ -206,7 +218,92 @@ _CUDA_HEADERS = [
     "crt/host_defines.h", "crt/device_functions.h", "crt/math_functions.h", "math_functions.h",
     "sm_20_atomic_functions.h", "sm_32_intrinsics.h", "cuda_fp16.h", "cuda_bf16.h",
 ]
+_COOPERATIVE_GROUPS = r"""
+#pragma once
+/* cooperative_groups.h, as much as host-side parsing needs: the group types and their members */
+namespace cooperative_groups {
+class thread_group {
+ public:
+  __device__ void sync() const;
+  __device__ unsigned long long size() const;
+  __device__ unsigned long long num_threads() const;
+  __device__ unsigned long long thread_rank() const;
+  __device__ bool is_valid() const;
+};
+class thread_block : public thread_group {
+ public:
+  __device__ dim3 group_index() const;
+  __device__ dim3 thread_index() const;
+  __device__ dim3 group_dim() const;
+  __device__ dim3 dim_threads() const;
+};
+class grid_group : public thread_group {
+ public:
+  __device__ dim3 group_dim() const;
+  __device__ dim3 dim_blocks() const;
+  __device__ dim3 block_index() const;
+  __device__ unsigned long long block_rank() const;
+  __device__ unsigned long long num_blocks() const;
+};
+class multi_grid_group : public thread_group {
+ public:
+  __device__ unsigned int grid_rank() const;
+  __device__ unsigned int num_grids() const;
+};
+class coalesced_group : public thread_group {
+ public:
+  template <class T> __device__ T shfl(T var, int srcRank) const;
+  template <class T> __device__ T shfl_down(T var, unsigned int delta) const;
+  template <class T> __device__ T shfl_up(T var, unsigned int delta) const;
+  template <class T> __device__ T shfl_xor(T var, unsigned int laneMask) const;
+  __device__ unsigned int ballot(int predicate) const;
+  __device__ int any(int predicate) const;
+  __device__ int all(int predicate) const;
+  template <class T> __device__ unsigned int match_any(T val) const;
+  __device__ unsigned long long meta_group_rank() const;
+  __device__ unsigned long long meta_group_size() const;
+};
+template <unsigned int Size, class ParentT = void>
+class thread_block_tile : public coalesced_group {
+ public:
+  __device__ thread_block_tile();
+  template <class P> __device__ thread_block_tile(const thread_block_tile<Size, P> &other);
+};
+__device__ thread_block this_thread_block();
+__device__ grid_group this_grid();
+__device__ multi_grid_group this_multi_grid();
+__device__ coalesced_group coalesced_threads();
+template <unsigned int Size, class ParentT> __device__ thread_block_tile<Size, ParentT> tiled_partition(const ParentT &g);
+__device__ thread_group tiled_partition(const thread_group &parent, unsigned int tilesz);
+__device__ coalesced_group binary_partition(const coalesced_group &g, bool pred);
+template <unsigned int Size, class P>
+__device__ thread_block_tile<Size> binary_partition(const thread_block_tile<Size, P> &g, bool pred);
+template <class G> __device__ void sync(const G &g);
+template <class T> struct plus { __device__ T operator()(T a, T b) const { return a + b; } };
+template <class T> struct less { __device__ T operator()(T a, T b) const { return a < b ? a : b; } };
+template <class T> struct greater { __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+template <class T> struct bit_and { __device__ T operator()(T a, T b) const { return a & b; } };
+template <class T> struct bit_or { __device__ T operator()(T a, T b) const { return a | b; } };
+template <class T> struct bit_xor { __device__ T operator()(T a, T b) const { return a ^ b; } };
+template <class G, class T, class Op> __device__ T reduce(const G &g, T val, Op op);
+template <class G, class T, class Op> __device__ T inclusive_scan(const G &g, T val, Op op);
+template <class G, class T> __device__ T inclusive_scan(const G &g, T val);
+template <class G, class T, class Op> __device__ T exclusive_scan(const G &g, T val, Op op);
+template <class G, class T> __device__ T exclusive_scan(const G &g, T val);
+template <class G, class T, class S> __device__ void memcpy_async(const G &g, T *dst, const T *src, S count);
+template <class G> __device__ void wait(const G &g);
+template <unsigned int N, class G> __device__ void wait_prior(const G &g);
+namespace details {}
+namespace experimental {}
+}  // namespace cooperative_groups
+"""
+
 _CUDA_EXTRA = {
+    "cooperative_groups.h": _COOPERATIVE_GROUPS,
+    "cooperative_groups/reduce.h": "#include <cooperative_groups.h>\n",
+    "cooperative_groups/scan.h": "#include <cooperative_groups.h>\n",
+    "cooperative_groups/memcpy_async.h": "#include <cooperative_groups.h>\n",
+    "cuda_profiler_api.h": "/* declared by gpulint_cuda_stub.h */\n",
     "math_constants.h": (
         "#define CUDART_PI_F 3.141592654f\n#define CUDART_PI 3.1415926535897931e+0\n"
         "#define CUDART_INF_F __builtin_huge_valf()\n#define CUDART_INF __builtin_huge_val()\n"
@@ -349,6 +446,8 @@ def clang_args(args: list[str] | None = None) -> list[str]:
         user.append(arg)
     head = [
         "-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib",
+        "-Xclang", "-fcuda-allow-variadic-functions",  # the stub's __device__ printf
+        "--cuda-path=" + _VROOT + "/no-toolkit",  # the same parse whether or not a toolkit is installed
         "-I" + _VCUDA,
         "-include", str(STUB_HEADER),
     ]
@@ -361,16 +460,18 @@ def clang_args(args: list[str] | None = None) -> list[str]:
 # --------------------------------------------------------------------------- public entry point
 
 
-def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_errors: bool = False) -> s.TranslationUnit:
+def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_errors: bool = False,
+          filename: str | None = None) -> s.TranslationUnit:
     """Parse one CUDA/C++ file given as `source` (the bytes of `path`) with libclang.
 
-    `args` are the file's compile-database arguments (see `compile_db`).  Raises
-    `ClangUnavailable` when libclang cannot be loaded and `ClangParseError` when clang reports an
-    error (unless `allow_errors`: then functions containing an error are marked `has_errors`).
+    `args` are the file's compile-database arguments (see `compile_db`).  `filename` is where the
+    file really is, when `path` is only a display name: `#include "..."` is resolved from there.
+    Raises `ClangUnavailable` when libclang cannot be loaded and `ClangParseError` when clang
+    reports an error (unless `allow_errors`: then functions containing one are marked `has_errors`).
     """
     api = _api()
     ci = api.ci
-    filename = os.path.abspath(path)
+    filename = os.path.abspath(filename or path)
     unsaved = [(filename, source)] + _virtual_files()
     options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
@@ -391,7 +492,12 @@ def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_erro
     if messages and not allow_errors:
         raise ClangParseError(messages)
     lowering = _Lowering(api, tu, path, filename, source, [off for off, _ in errors])
-    lowering.run()
+    try:
+        lowering.run()
+    except RecursionError:
+        raise ClangParseError([f"{path}: expressions nested too deeply for the clang frontend"]) from None
+    except Exception as exc:  # a construct the lowering does not expect: let the caller fall back
+        raise ClangParseError([f"{path}: gpulint could not lower the clang AST ({type(exc).__name__}: {exc})"]) from exc
     return s.TranslationUnit(
         path=path,
         source=source,
@@ -495,10 +601,8 @@ _SPEC_QUALIFIERS = {
     "__restrict__", "__restrict", "restrict", "__inline", "_Thread_local", "__thread", "__grid_constant__",
 }
 _SPEC_WITH_ARGS = {"__align__", "__launch_bounds__", "alignas", "__attribute__", "__declspec", "_Alignas",
-                   "__builtin_align__", "decltype"}
+                   "__builtin_align__"}
 _DECLARATOR_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
-
-_STMT_EXTENDED = (s.ExprStmt, s.Return, s.Jump, s.Decl)
 
 
 # --------------------------------------------------------------------------- lowering
@@ -530,7 +634,14 @@ class _Lowering:
         self.structs: dict[str, list[str]] = {}
         self.error_spans: list[s.Span] = [self.span(o, o + 1) for o in self.error_offsets]
         self.macro_uses: dict[int, _MacroUse] = {}
+        self.top_uses: list[_MacroUse] = []  # macro uses not inside another one, by position
+        self.macro_defs: dict[str, object] = {}  # every macro definition, headers included
+        self._sizeof_cache: dict[str, list[str]] = {}
+        self.expanding: set[int] = set()  # macro uses whose expansion is being lowered
+        self.conditional_regions: list[tuple[int, int]] = _conditional_regions(source)
         self.in_template = False
+        self.pending_globals: list = []  # VAR_DECLs of one file-scope declaration
+        self._rng_cache: dict[tuple, tuple[int, int] | None] = {}  # by cursor identity
         self._out_file = ctypes.c_void_p()
         self._out_line = ctypes.c_uint()
         self._out_col = ctypes.c_uint()
@@ -549,6 +660,14 @@ class _Lowering:
 
     def rng(self, cursor) -> tuple[int, int] | None:
         """[start, end) byte range of a cursor in the main file, or None."""
+        key = (cursor._kind_id, cursor.xdata, cursor.data[0], cursor.data[1], cursor.data[2])
+        if key in self._rng_cache:
+            return self._rng_cache[key]
+        r = self._rng(cursor)
+        self._rng_cache[key] = r
+        return r
+
+    def _rng(self, cursor) -> tuple[int, int] | None:
         ext = cursor.extent
         fs, so = self.floc(ext.start)
         if fs != self.main or fs == 0:
@@ -588,6 +707,29 @@ class _Lowering:
         if use is not None and use.end == r[1]:
             return use
         return None
+
+    def use_containing(self, r: tuple[int, int]) -> _MacroUse | None:
+        """The outermost macro use whose expansion contains the range."""
+        i = bisect.bisect_right(self._top_starts, r[0]) - 1
+        if i >= 0:
+            use = self.top_uses[i]
+            if use.start <= r[0] and r[1] <= use.end:
+                return use
+        return None
+
+    def macro_statement(self, st: s.Stmt | None, c, parent: tuple[int, int] | None) -> s.Stmt | None:
+        """A statement that a macro use stands for spans the use and its `;` (`CK(cudaFree(p));`)."""
+        if st is None:
+            return st
+        r = self.rng(c)
+        if r is None:
+            return st
+        use = self.use_containing(r)
+        if use is None or (parent is not None and use.start <= parent[0] and parent[1] <= use.end):
+            return st
+        if not (st.span.start == use.start and st.span.end >= use.end):
+            st.span = self.span(use.start, self.extend_semicolon(use.end))
+        return st
 
     def extend_semicolon(self, end: int) -> int:
         if end > 0 and self.src[end - 1:end] == b";":
@@ -700,7 +842,11 @@ class _Lowering:
     def run(self) -> None:
         K = self.K
         root = self.tu.cursor
-        for c in root.get_children():
+        top = list(root.get_children())
+        for c in top:
+            if c.kind == K.MACRO_DEFINITION:
+                self.macro_defs[c.spelling] = c
+                continue
             if c.kind == K.MACRO_INSTANTIATION:
                 r = self._raw_range(c)
                 if r is None:
@@ -710,7 +856,13 @@ class _Lowering:
                 prev = self.macro_uses.get(r[0])
                 if prev is None or r[1] > prev.end:
                     self.macro_uses[r[0]] = _MacroUse(r[0], r[1], c.spelling, fl)
-        for c in root.get_children():
+        last_end = -1
+        for use in sorted(self.macro_uses.values(), key=lambda u: (u.start, -u.end)):
+            if use.start >= last_end:
+                self.top_uses.append(use)
+                last_end = use.end
+        self._top_starts = [u.start for u in self.top_uses]
+        for c in top:
             if c.kind == K.MACRO_DEFINITION:
                 if self.in_main(c):
                     self.macro(c)
@@ -721,6 +873,12 @@ class _Lowering:
                 continue
             self.top_level_one(c, (), False)
         self._flush_globals()
+        # a `#define` inside a function body is not a file-scope constant (nor is it one for tree-sitter)
+        bodies = sorted((f.body.span.start, f.body.span.end) for f in self.functions)
+        for name, m in list(self.macros.items()):
+            i = bisect.bisect_right(bodies, (m.span.start, len(self.src) + 1)) - 1
+            if i >= 0 and bodies[i][0] <= m.span.start < bodies[i][1]:
+                del self.macros[name]
 
     def _raw_range(self, cursor) -> tuple[int, int] | None:
         ext = cursor.extent
@@ -731,8 +889,6 @@ class _Lowering:
         if eo <= so:
             eo = self._token_end(so)
         return so, eo
-
-    _pending: list = []
 
     def top_level(self, cursor, scope: tuple[str, ...], template: bool) -> None:
         for c in cursor.get_children():
@@ -759,26 +915,29 @@ class _Lowering:
         elif k in (K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
             self.top_level(c, scope, template)
         elif k in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL):
-            self.struct(c, scope, template)
+            self.struct(c, scope, template or self._written_as_template(c))  # `template <> class A<int>`
         elif k in (K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
             self.struct(c, scope, True)
+
+    def _written_as_template(self, c) -> bool:
+        r = self.rng(c)
+        first = next(_lex(self.src, r[0], r[1]), None) if r is not None else None
+        return first is not None and first.text == "template"
 
     # File-scope declarations: consecutive VAR_DECLs of one declaration share their start.
     def _global_var(self, c) -> None:
         r = self.rng(c)
         if r is None:
             return
-        pending = self.__dict__.setdefault("_pending_globals", [])
-        if pending and self.rng(pending[0])[0] != r[0]:
+        if self.pending_globals and self.rng(self.pending_globals[0])[0] != r[0]:
             self._flush_globals()
-            pending = self.__dict__.setdefault("_pending_globals", [])
-        pending.append(c)
+        self.pending_globals.append(c)
 
     def _flush_globals(self) -> None:
-        pending = self.__dict__.get("_pending_globals")
+        pending = self.pending_globals
         if not pending:
             return
-        self._pending_globals = []
+        self.pending_globals = []
         decl = self.decl_from_vars(pending)
         if decl is not None:
             self.globals.append(decl)
@@ -862,8 +1021,11 @@ class _Lowering:
             body = next((k for k in try_stmt.get_children() if k.kind == K.COMPOUND_STMT), None)
             if body is None:
                 return
-        template = template or self._in_class_template(c)
         start = self._function_start(r[0], r[1])
+        # under a `template <...>` header (an explicit specialisation `template <>` too, as tree-sitter
+        # sees it), or a member of a class template
+        first = next(_lex(self.src, r[0], r[1]), None)
+        template = template or (first is not None and first.text == "template") or self._in_class_template(c)
         end = r[1]
         attrs = {k.kind for k in kids if k.kind in (K.CUDAGLOBAL_ATTR, K.CUDADEVICE_ATTR, K.CUDAHOST_ATTR)
                  and (self.rng(k) or (-1, -1))[0] >= start}
@@ -871,9 +1033,7 @@ class _Lowering:
         is_device = K.CUDADEVICE_ATTR in attrs and K.CUDAHOST_ATTR not in attrs
         name = c.spelling
         name_span = self._name_span(c, start)
-        qualname = "::".join(self._qualifiers(c) + [name]) if True else name
-        if not qualname:
-            qualname = name
+        qualname = "::".join(self._qualifiers(c) + [name])
         params = [self.param(p) for p in kids if p.kind == K.PARM_DECL]
         saved = self.in_template
         self.in_template = template
@@ -893,6 +1053,7 @@ class _Lowering:
                 qualname=qualname,
                 name_span=name_span,
                 has_errors=self.has_error_in(start, end),
+                in_conditional=any(a <= start < b for a, b in self.conditional_regions),
             )
         )
 
@@ -1002,7 +1163,6 @@ class _Lowering:
 
     def _type_text(self, spec: list[_Tok]) -> str:
         kept: list[_Tok] = []
-        skip_parens_after = False
         i = 0
         while i < len(spec):
             t = spec[i]
@@ -1025,7 +1185,6 @@ class _Lowering:
                 continue
             kept.append(t)
             i += 1
-        del skip_parens_after
         if not kept:
             return ""
         return self.text(kept[0].start, kept[-1].end)
@@ -1080,7 +1239,6 @@ class _Lowering:
         return r[1]
 
     def var_decl(self, v, decl_start: int, prev_end: int | None, spec_toks: list[_Tok] | None, in_macro: bool):
-        K = self.K
         r = self.rng(v)
         name = v.spelling
         if r is None:
@@ -1116,14 +1274,17 @@ class _Lowering:
         dims: list[s.Expr] = []
         init: s.Expr | None = None
         rest: list = []
+        dim_cursors = []
         for e in exprs:
             er = self.rng(e)
             if er is not None and any(a <= er[0] < b for a, b in dims_ranges):
-                ue = self.unwrap(e)
-                if ue is not None:
-                    dims.append(self.expr(ue))
+                dim_cursors.append((er[0], e))
             else:
                 rest.append(e)
+        for _, e in sorted(dim_cursors, key=lambda x: x[0]):
+            ue = self.unwrap(e)
+            if ue is not None:
+                dims.append(self.expr(ue))
         nxt = next(_lex(self.src, after_dims, after_dims + 4096), None)
         end = self._var_end(v, r)
         if nxt is not None and rest:
@@ -1138,7 +1299,6 @@ class _Lowering:
                 init = s.Other(self.span(nxt.start, close), kind, args)
         declarator_start = run[0].start if run else name_off
         type_text = self._type_text(spec)
-        is_auto = type_text == "auto"
         prefix = _prefix(run) + "[]" * len(dims_ranges)
         is_pointer = (any(t.text == "*" for t in run) or bool(dims_ranges)) and not dims
         vd = s.VarDecl(
@@ -1152,7 +1312,6 @@ class _Lowering:
             is_static="static" in spec_words,
             array_dims=dims,
         )
-        del is_auto
         return vd, end, spec_toks
 
     def _construct_args(self, c) -> list[s.Expr]:
@@ -1178,11 +1337,12 @@ class _Lowering:
     # ------------------------------------------------------------------ statements
     def block(self, c) -> s.Block:
         stmts: list[s.Stmt] = []
+        r = self.rng(c)
         for ch in c.get_children():
-            st = self.stmt(ch)
+            st = self.macro_statement(self.stmt(ch), ch, r)
             if st is not None:
                 stmts.append(st)
-        return s.Block(self.cspan(c), stmts)
+        return s.Block(self.span(*r) if r is not None else self.span(0, 0), stmts)
 
     def stmt_span(self, c, r: tuple[int, int] | None = None) -> s.Span:
         r = r or self.rng(c) or (0, 0)
@@ -1191,7 +1351,7 @@ class _Lowering:
     def body(self, c, parent_range: tuple[int, int]) -> s.Stmt:
         if c is None:
             return s.Block(self.span(*parent_range), [])
-        st = self.stmt(c)
+        st = self.macro_statement(self.stmt(c), c, parent_range)
         if st is None:
             return s.Block(self.cspan(c, parent_range), [])
         return st
@@ -1239,6 +1399,20 @@ class _Lowering:
             if ue is None:
                 return None
             return s.ExprStmt(self.stmt_span(c, r), self.expr(ue))
+        if k in (K.ASM_STMT, K.MS_ASM_STMT):
+            r = self.rng(c)
+            if r is None:
+                return None
+            sp = self.stmt_span(c, r)
+            return s.ExprStmt(sp, s.Other(self.span(*r), "gnu_asm_expression", self._subs(self.expr_children(c), sp)))
+        if k.is_statement():
+            # an attributed statement (`#pragma unroll` / `[[likely]]` before a loop) and the like:
+            # the statement it wraps
+            inner = [x for x in (self.stmt(ch) for ch in c.get_children()) if x is not None]
+            if len(inner) == 1:
+                return inner[0]
+            if inner:
+                return s.Block(self.cspan(c), inner)
         return None
 
     def decl_stmt(self, c) -> s.Stmt | None:
@@ -1444,6 +1618,8 @@ class _Lowering:
         return s.Loop(self._span_over(r, body), "range_for", body, init, range_e, None)
 
     def switch_stmt(self, c) -> s.Stmt:
+        """One `If` per case that has statements; its condition is `v == A || v == B` over the labels of
+        the empty cases falling through to it (`default` is the name `default`), as tree-sitter's."""
         K = self.K
         r = self.rng(c) or (0, 0)
         kids = self.children(c)
@@ -1455,44 +1631,51 @@ class _Lowering:
         if body_c is None:
             return s.Block(self.span(*r), cases)
         items = list(body_c.get_children()) if body_c.kind == K.COMPOUND_STMT else [body_c]
-        current: tuple[int, int, list[s.Stmt]] | None = None  # (start, end, statements)
+        labels: list[s.Expr | None] = []
+        current: list | None = None  # [start, end, statements] of the case being filled
 
         def close() -> None:
-            nonlocal current
-            if current is not None:
-                start, end, stmts = current
-                sp = self.span(start, end)
-                cases.append(s.If(sp, cond, s.Block(sp, stmts), None))
-                current = None
+            nonlocal current, labels
+            if current is not None and current[2]:
+                sp = self.span(current[0], current[1])
+                cases.append(s.If(sp, _case_condition(cond, labels, sp), s.Block(sp, current[2]), None))
+                labels = []
+            current = None
 
         for item in items:
             node = item
             while node is not None and node.kind in (K.CASE_STMT, K.DEFAULT_STMT):
                 close()
                 nr = self.rng(node) or r
-                sub = [x for x in node.get_children()]
-                inner = sub[-1] if sub else None
+                sub = list(node.get_children())
+                if node.kind == K.CASE_STMT:
+                    value = next((x for x in sub if self.is_expr(x)), None)
+                    uv = self.unwrap(value) if value is not None else None
+                    labels.append(self.expr(uv) if uv is not None else None)
+                    inner = sub[-1] if len(sub) > 1 else None
+                else:
+                    labels.append(None)
+                    inner = sub[-1] if sub else None
                 if inner is not None and inner.kind in (K.CASE_STMT, K.DEFAULT_STMT):
-                    colon = self._case_colon(node, inner)
-                    current = (nr[0], colon, [])
-                    node = inner
+                    node = inner  # `case 1: case 2: ...`
                     continue
-                current = (nr[0], nr[1], [])
+                current = [nr[0], nr[1], []]
                 st = self.stmt(inner) if inner is not None else None
                 if st is not None:
                     current[2].append(st)
-                    current = (current[0], max(current[1], st.span.end), current[2])
+                    current[1] = max(current[1], st.span.end)
                 node = None
-            if node is None:
+            if item.kind in (K.CASE_STMT, K.DEFAULT_STMT):
                 continue
             st = self.stmt(item)
             if st is None:
                 continue
             if current is None:
+                close()
                 cases.append(st)
             else:
                 current[2].append(st)
-                current = (current[0], max(current[1], st.span.end), current[2])
+                current[1] = max(current[1], st.span.end)
         close()
         return s.Block(self.span(*r), cases)
 
@@ -1504,28 +1687,25 @@ class _Lowering:
                 end = p.span.end
         return self.span(r[0], end)
 
-    def _case_colon(self, case, inner) -> int:
-        """End of `case X:` when the next label follows at once."""
-        cr = self.rng(case)
-        ir = self.rng(inner)
-        if cr is None or ir is None:
-            return (cr or (0, 0))[1]
-        last_colon = cr[0]
-        for tok in _lex(self.src, cr[0], ir[0]):
-            if tok.text == ":":
-                last_colon = tok.end
-        return last_colon
-
     # ------------------------------------------------------------------ expressions
     def expr(self, c) -> s.Expr:
-        K = self.K
         r = self.rng(c)
         sp = self.span(*r) if r is not None else self.span(0, 0)
         use = self.macro_exact(r)
-        if use is not None and not use.function_like:
+        if use is not None and not use.function_like and use.start not in self.expanding:
             collapsed = self._object_macro(c, use, sp)
             if collapsed is not None:
                 return collapsed
+        if use is not None and use.start not in self.expanding:
+            self.expanding.add(use.start)
+            try:
+                return self._expr(c, r, sp, use)
+            finally:
+                self.expanding.discard(use.start)
+        return self._expr(c, r, sp, use)
+
+    def _expr(self, c, r, sp: s.Span, use: _MacroUse | None) -> s.Expr:
+        K = self.K
         k = c.kind
         if k in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF):
             if use is not None or r is None:
@@ -1579,10 +1759,7 @@ class _Lowering:
             return s.Literal(sp, self.text(*r), None)
         if k == K.CXX_BOOL_LITERAL_EXPR:
             if use is not None or r is None:
-                tok = next(iter(c.get_tokens()), None)
-                text = "true" if self.evaluate(c) else "false"
-                del tok
-                return s.Literal(sp, text, None)
+                return s.Literal(sp, "true" if self.evaluate(c) else "false", None)
             return s.Literal(sp, self.text(*r), None)
         if k in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR):
             return s.Literal(sp, self.text(*r) if r is not None else "nullptr", None)
@@ -1596,7 +1773,7 @@ class _Lowering:
         if k == K.INIT_LIST_EXPR:
             return s.Other(sp, "initializer_list", self._subs(self.expr_children(c), sp))
         if k == K.CXX_NEW_EXPR:
-            return s.Other(sp, "new_expression", self._subs(self.expr_children(c), sp))
+            return self.new_expr(c, r, sp, use is not None)
         if k == K.CXX_DELETE_EXPR:
             return s.Other(sp, "delete_expression", self._subs(self.expr_children(c), sp))
         if k == K.LAMBDA_EXPR:
@@ -1710,6 +1887,13 @@ class _Lowering:
         operand = self._sub(kids[0], sp) if kids else s.Other(sp, "missing")
         if kind == 13:
             return operand
+        if kind in (7, 8) and isinstance(operand, s.Literal) and operand.value is not None \
+                and operand.text[:1] in tuple("0123456789.") \
+                and operand.span.start == sp.start + 1 and operand.span.end == sp.end \
+                and self.src[sp.start:sp.start + 1] in (b"-", b"+"):
+            # tree-sitter reads `-1` as one number literal
+            text = self.text(sp.start, sp.end)
+            return s.Literal(sp, text, -operand.value if kind == 8 else operand.value)
         op = self._UNARY_OPS.get(kind)
         if op is None:
             return s.Other(sp, "unary_expression", [operand])
@@ -1751,16 +1935,10 @@ class _Lowering:
                 launch = self._subs(cfg_args, sp)
                 args = self._subs(kids[2:], sp)
                 return s.Call(sp, callee, args, launch)
-        if self._is_constructor(c):
-            type_text = c.spelling
-            if r is not None and not in_macro:
-                tok = next((t for t in _lex(self.src, r[0], r[1]) if t.text in ("(", "{")), None)
-                if tok is not None and tok.text == "{" and tok.start == r[0]:
-                    return s.Other(sp, "initializer_list", self._subs(kids, sp))
-                if tok is not None:
-                    type_text = _strip_templates(self.text(r[0], tok.start).strip()) or c.spelling
-            return s.Call(sp, s.Name(self.span(r[0], r[0] + len(type_text)) if r else sp, type_text),
-                          self._subs(kids, sp))
+        first = next(iter(c.get_children()), None)
+        if self._is_constructor(c) or (first is not None and first.kind in (K.TYPE_REF, K.TEMPLATE_REF)):
+            # `dim3(2, 2)`, `T(0)` in a template, `dim3{1, 2}`: a construction
+            return self.construct(c, r, sp, in_macro, self._subs(kids, sp))
         op = self._operator_call(c, kids, r, in_macro)
         if op is not None:
             return op
@@ -1768,6 +1946,23 @@ class _Lowering:
             return s.Call(sp, s.Name(sp, c.spelling), [])
         callee = self._callee(kids[0], sp)
         return s.Call(sp, callee, self._subs(kids[1:], sp))
+
+    def construct(self, c, r, sp: s.Span, in_macro: bool, args: list[s.Expr]) -> s.Expr:
+        """An explicit construction as tree-sitter sees it: `T(a)` a call of `T`, `T{a}` a compound literal."""
+        type_text = c.spelling or c.type.spelling
+        if r is None or in_macro:
+            return s.Call(sp, s.Name(sp, _strip_templates(type_text)), args)
+        tok = next((t for t in _lex(self.src, r[0], r[1]) if t.text in ("(", "{")), None)
+        if tok is not None and tok.text == "{" and tok.start == r[0]:
+            return s.Other(sp, "initializer_list", args)  # `dim3 g = {1, 2}`
+        if tok is None:
+            return s.Call(sp, s.Name(sp, _strip_templates(type_text)), args)
+        type_text = self.text(r[0], tok.start).strip() or type_text
+        if tok.text == "{":
+            close = self.match_close(tok.start) or r[1]
+            return s.Other(sp, "compound_literal_expression", [s.Other(self.span(tok.start, close), "initializer_list", args)])
+        name_sp = self.span(r[0], r[0] + len(type_text.encode()))
+        return s.Call(sp, s.Name(name_sp, _strip_templates(type_text)), args)
 
     def _callee(self, c, sp: s.Span) -> s.Expr:
         ue = self.unwrap(c)
@@ -1779,7 +1974,7 @@ class _Lowering:
         """`a[i]`, `a = b`, `x + y`, `*it`, `f(x)` on class types (CXXOperatorCallExpr)."""
         K = self.K
         name = c.spelling or ""
-        if not name.startswith("operator") or not kids:
+        if (name and not name.startswith("operator")) or not kids:
             return None
         op_index = None
         for i, k in enumerate(kids):
@@ -1787,8 +1982,15 @@ class _Lowering:
             while u is not None and u.kind == K.UNEXPOSED_EXPR:
                 inner = self.expr_children(u)
                 u = inner[0] if len(inner) == 1 else None
-            if u is not None and u.kind == K.DECL_REF_EXPR and (u.spelling or "").startswith("operator"):
+            spelling = u.spelling if u is not None else ""
+            if u is not None and u.kind == K.DECL_REF_EXPR and not spelling:
+                # a dependent operator in a template: an unresolved lookup of `operator+=`
+                ref = next((x for x in u.get_children() if x.kind == K.OVERLOADED_DECL_REF), None)
+                spelling = ref.spelling if ref is not None else ""
+            if u is not None and u.kind in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF) \
+                    and (spelling or "").startswith("operator"):
                 op_index = i
+                name = name or spelling
                 break
         if op_index is None:
             return None
@@ -1822,17 +2024,23 @@ class _Lowering:
             tok = next((t for t in _lex(self.src, r[0], r[1]) if t.text in ("(", "{")), None)
             if tok is not None:
                 type_text = self.text(r[0], tok.start).strip()
-        is_record = c.type.get_canonical().kind == self.api.ci.TypeKind.RECORD
+        tk = self.api.ci.TypeKind
+        canonical = c.type.get_canonical().kind
         inner = self.unwrap(kids[0]) if len(kids) == 1 else None
-        if is_record:
+        braces = False
+        if r is not None and not in_macro:
+            tok = next((t for t in _lex(self.src, r[0], r[1]) if t.text in ("(", "{")), None)
+            braces = tok is not None and tok.text == "{"
+        if canonical in (tk.RECORD, tk.UNEXPOSED, tk.DEPENDENT) or braces or inner is None:
             # `dim3(n)`: a constructor call as tree-sitter sees it
             if inner is not None and inner.kind == self.K.CALL_EXPR and self._is_constructor(inner):
+                args = self._subs(self.within(self.expr_children(inner), r), sp)
+            elif inner is not None and inner.kind == self.K.INIT_LIST_EXPR:
                 args = self._subs(self.expr_children(inner), sp)
             else:
                 args = self._subs(kids, sp)
-            name_sp = self.span(r[0], r[0] + len(type_text.encode())) if r is not None else sp
-            return s.Call(sp, s.Name(name_sp, _strip_templates(type_text)), args)
-        operand = self.expr(inner) if inner is not None else s.Other(sp, "missing")
+            return self.construct(c, r, sp, in_macro, args)
+        operand = self.expr(inner)
         return s.Cast(sp, type_text, operand)
 
     def sizeof(self, c, r, sp: s.Span, in_macro: bool) -> s.Expr:
@@ -1842,7 +2050,7 @@ class _Lowering:
             word = toks[0].text if toks else ""
         else:
             toks = []
-            word = "sizeof" if "sizeof" in (self._pretty(c) or "sizeof") else ""
+            word = "sizeof"  # inside a macro body sizeof and alignof look alike; alignof is rare
         if word != "sizeof" or (len(toks) > 1 and toks[1].text == "..."):
             return s.Other(sp, (word or "unary") + "_expression", self._subs(kids, sp))
         if kids:
@@ -1851,15 +2059,81 @@ class _Lowering:
             close = self.match_close(toks[1].start)
             if close is not None:
                 return s.Sizeof(sp, self.text(toks[1].end, close - 1).strip(), None)
-        pretty = self._pretty(c) or ""
-        m = re.match(r"sizeof\s*\((.*)\)\s*$", pretty, re.S)
-        return s.Sizeof(sp, m.group(1).strip() if m else None, None)
+        # inside a macro body: read the type from the macro's definition when it names only one
+        use = self.use_containing(r) if r is not None else None
+        types = set(self._macro_sizeofs(use.name, 0)) if use is not None else set()
+        return s.Sizeof(sp, types.pop() if len(types) == 1 else None, None)
 
-    def _pretty(self, c) -> str | None:
-        try:
-            return c.pretty_printed(self.api.ci.PrintingPolicy.create(c)) if hasattr(c, "pretty_printed") else None
-        except Exception:  # pragma: no cover - optional API
-            return None
+    def _macro_sizeofs(self, name: str, depth: int) -> list[str]:
+        """The `sizeof(T)` type texts in a macro's replacement list (nested macros followed)."""
+        if name in self._sizeof_cache:
+            return self._sizeof_cache[name]
+        self._sizeof_cache[name] = []
+        d = self.macro_defs.get(name)
+        if d is None or depth > 8:
+            return []
+        toks = [t.spelling for t in d.get_tokens()]
+        body = toks[1:]
+        if self.api.macro_function_like(d) and body and body[0] == "(":
+            body = body[body.index(")") + 1:] if ")" in body else []
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            t = body[i]
+            if t == "sizeof" and i + 1 < len(body) and body[i + 1] == "(":
+                depth_p, j = 0, i + 1
+                while j < len(body):
+                    depth_p += {"(": 1, ")": -1}.get(body[j], 0)
+                    if depth_p == 0:
+                        break
+                    j += 1
+                inner = body[i + 2:j]
+                if inner and not any(x in self.macro_defs for x in inner):
+                    out.append(" ".join(inner).replace(" *", "*").replace("*", " *").strip())
+                i = j + 1
+                continue
+            if t in self.macro_defs and t != name:
+                out.extend(self._macro_sizeofs(t, depth + 1))
+            i += 1
+        self._sizeof_cache[name] = out
+        return out
+
+    def new_expr(self, c, r, sp: s.Span, in_macro: bool) -> s.Expr:
+        """`new T[n]` / `new T(a)`: tree-sitter's shape, Other('new_expression', [new_declarator | argument_list])."""
+        kids = self.expr_children(c)
+        if r is None or in_macro:
+            return s.Other(sp, "new_expression", self._subs(kids, sp))
+        out: list[s.Expr] = []
+        groups: dict[int, tuple[int, str, list]] = {}
+        depth = 0
+        for tok in _lex(self.src, r[0], r[1]):
+            if tok.text in ("[", "(", "{") and depth == 0 and tok.start > r[0]:
+                close = self.match_close(tok.start)
+                if close is not None:
+                    kind = {"[": "new_declarator", "(": "argument_list", "{": "initializer_list"}[tok.text]
+                    groups[tok.start] = (close, kind, [])
+        placed = []
+        for k in kids:
+            kr = self.rng(k)
+            owner = None
+            if kr is not None:
+                for start, (close, kind, members) in groups.items():
+                    if start < kr[0] and kr[1] <= close:
+                        owner = members
+                        break
+            ue = self.unwrap(k)
+            if ue is None:
+                continue
+            e = self.expr(ue)
+            if owner is not None:
+                owner.append(e)
+            else:
+                placed.append(e)
+        for start in sorted(groups):
+            close, kind, members = groups[start]
+            if members or kind != "argument_list":
+                out.append(s.Other(self.span(start, close), kind, members))
+        return s.Other(sp, "new_expression", out + placed)
 
     def lambda_expr(self, c, sp: s.Span) -> s.Expr:
         K = self.K
@@ -1868,10 +2142,6 @@ class _Lowering:
             if k.kind == K.COMPOUND_STMT:
                 body = self.block(k)
                 children.extend(_stmt_exprs(body))
-            elif self.is_expr(k):
-                ue = self.unwrap(k)
-                if ue is not None:
-                    children.append(self.expr(ue))
         return s.Other(sp, "lambda_expression", children)
 
 
@@ -1929,6 +2199,48 @@ def _stmt_exprs(stmt: object) -> list[s.Expr]:
             out.append(stmt.step)
         out.extend(_stmt_exprs(stmt.body))
     return out
+
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifndef|ifdef|if|elifdef|elifndef|elif|else|endif|define)\b[ \t]*(\w*)", re.M)
+
+
+def _conditional_regions(source: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of `#if`/`#ifdef`/`#ifndef` ... `#endif` blocks, include guards left out.
+
+    A function defined in one may not be compiled in the project's real configuration (tree-sitter's
+    frontend marks those `in_conditional`; this is the same rule, read from the text)."""
+    cleaned = re.sub(rb"/\*.*?\*/", lambda m: re.sub(rb"[^\n]", b" ", m.group()), source, flags=re.S)
+    directives = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _DIRECTIVE.finditer(cleaned)]
+    regions: list[tuple[int, int]] = []
+    stack: list[tuple[int, bool]] = []
+    for i, (start, end, word, name) in enumerate(directives):
+        if word in (b"if", b"ifdef", b"ifndef"):
+            guard = False
+            if word == b"ifndef" and name and i + 1 < len(directives):
+                nxt = directives[i + 1]
+                between = cleaned[end:nxt[0]]
+                guard = nxt[2] == b"define" and nxt[3] == name and not re.sub(rb"//[^\n]*", b"", between).strip()
+            stack.append((start, guard))
+        elif word == b"endif" and stack:
+            begin, guard = stack.pop()
+            if not guard:
+                regions.append((begin, end))
+    for begin, guard in stack:  # unterminated: to the end of the file
+        if not guard:
+            regions.append((begin, len(source)))
+    return regions
+
+
+def _case_condition(value: s.Expr | None, labels: list[s.Expr | None], span: s.Span) -> s.Expr | None:
+    """`switch (v) { case A: case B: ... }` -> `v == A || v == B`; `default` -> `v == default`."""
+    if value is None:
+        return None
+    cond: s.Expr | None = None
+    for label in labels:
+        target = label if label is not None else s.Name(span, "default")
+        test = s.Binary(span, "==", value, target)
+        cond = test if cond is None else s.Binary(span, "||", cond, test)
+    return cond
 
 
 def _parse_macro_value(text: str) -> s.Expr | None:

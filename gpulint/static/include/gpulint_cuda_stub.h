@@ -186,7 +186,11 @@ enum cudaError {
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchTimeout = 702,
+  cudaErrorAssert = 710,
+  cudaErrorPeerAccessAlreadyEnabled = 704,
+  cudaErrorPeerAccessNotEnabled = 705,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
   cudaErrorUnknown = 999
 };
@@ -224,10 +228,133 @@ enum cudaLimit {
 
 enum cudaDeviceAttr {
   cudaDevAttrMaxThreadsPerBlock = 1,
+  cudaDevAttrMaxBlockDimX = 2,
+  cudaDevAttrMaxBlockDimY = 3,
+  cudaDevAttrMaxBlockDimZ = 4,
+  cudaDevAttrMaxGridDimX = 5,
+  cudaDevAttrMaxGridDimY = 6,
+  cudaDevAttrMaxGridDimZ = 7,
+  cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrTotalConstantMemory = 9,
+  cudaDevAttrWarpSize = 10,
+  cudaDevAttrMaxPitch = 11,
+  cudaDevAttrMaxRegistersPerBlock = 12,
+  cudaDevAttrClockRate = 13,
+  cudaDevAttrTextureAlignment = 14,
+  cudaDevAttrGpuOverlap = 15,
   cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrKernelExecTimeout = 17,
+  cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19,
+  cudaDevAttrComputeMode = 20,
+  cudaDevAttrConcurrentKernels = 31,
+  cudaDevAttrEccEnabled = 32,
+  cudaDevAttrPciBusId = 33,
+  cudaDevAttrPciDeviceId = 34,
+  cudaDevAttrTccDriver = 35,
+  cudaDevAttrMemoryClockRate = 36,
+  cudaDevAttrGlobalMemoryBusWidth = 37,
+  cudaDevAttrL2CacheSize = 38,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrAsyncEngineCount = 40,
+  cudaDevAttrUnifiedAddressing = 41,
   cudaDevAttrComputeCapabilityMajor = 75,
-  cudaDevAttrComputeCapabilityMinor = 76
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrStreamPrioritiesSupported = 78,
+  cudaDevAttrGlobalL1CacheSupported = 79,
+  cudaDevAttrLocalL1CacheSupported = 80,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  cudaDevAttrMaxRegistersPerMultiprocessor = 82,
+  cudaDevAttrManagedMemory = 83,
+  cudaDevAttrIsMultiGpuBoard = 84,
+  cudaDevAttrHostNativeAtomicSupported = 86,
+  cudaDevAttrPageableMemoryAccess = 88,
+  cudaDevAttrConcurrentManagedAccess = 89,
+  cudaDevAttrComputePreemptionSupported = 90,
+  cudaDevAttrCooperativeLaunch = 95,
+  cudaDevAttrCooperativeMultiDeviceLaunch = 96,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  cudaDevAttrDirectManagedMemAccessFromHost = 101,
+  cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+  cudaDevAttrMaxPersistingL2CacheSize = 108,
+  cudaDevAttrMemoryPoolsSupported = 115
 };
+
+enum cudaComputeMode {
+  cudaComputeModeDefault = 0,
+  cudaComputeModeExclusive = 1,
+  cudaComputeModeProhibited = 2,
+  cudaComputeModeExclusiveProcess = 3
+};
+
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9
+};
+
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2
+};
+
+enum cudaSharedMemConfig {
+  cudaSharedMemBankSizeDefault = 0,
+  cudaSharedMemBankSizeFourByte = 1,
+  cudaSharedMemBankSizeEightByte = 2
+};
+
+/* textures, surfaces and arrays */
+enum cudaChannelFormatKind {
+  cudaChannelFormatKindSigned = 0,
+  cudaChannelFormatKindUnsigned = 1,
+  cudaChannelFormatKindFloat = 2,
+  cudaChannelFormatKindNone = 3
+};
+struct cudaChannelFormatDesc { int x, y, z, w; enum cudaChannelFormatKind f; };
+typedef struct cudaArray *cudaArray_t;
+typedef const struct cudaArray *cudaArray_const_t;
+typedef struct cudaMipmappedArray *cudaMipmappedArray_t;
+typedef const struct cudaMipmappedArray *cudaMipmappedArray_const_t;
+enum cudaResourceType {
+  cudaResourceTypeArray = 0,
+  cudaResourceTypeMipmappedArray = 1,
+  cudaResourceTypeLinear = 2,
+  cudaResourceTypePitch2D = 3
+};
+enum cudaTextureAddressMode {
+  cudaAddressModeWrap = 0,
+  cudaAddressModeClamp = 1,
+  cudaAddressModeMirror = 2,
+  cudaAddressModeBorder = 3
+};
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+enum cudaSurfaceBoundaryMode { cudaBoundaryModeZero = 0, cudaBoundaryModeClamp = 1, cudaBoundaryModeTrap = 2 };
+struct cudaResourceDesc {
+  enum cudaResourceType resType;
+  union {
+    struct { cudaArray_t array; } array;
+    struct { cudaMipmappedArray_t mipmap; } mipmap;
+    struct { void *devPtr; struct cudaChannelFormatDesc desc; size_t sizeInBytes; } linear;
+    struct { void *devPtr; struct cudaChannelFormatDesc desc; size_t width; size_t height; size_t pitchInBytes; } pitch2D;
+  } res;
+};
+struct cudaTextureDesc {
+  enum cudaTextureAddressMode addressMode[3];
+  enum cudaTextureFilterMode filterMode;
+  enum cudaTextureReadMode readMode;
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned int maxAnisotropy;
+  enum cudaTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+};
+struct cudaResourceViewDesc { int format; size_t width, height, depth; unsigned firstMipmapLevel, lastMipmapLevel; };
+struct cudaPos { size_t x; size_t y; size_t z; };
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
@@ -252,11 +379,81 @@ typedef unsigned long long cudaSurfaceObject_t;
 #define cudaMemAttachGlobal 0x01
 #define cudaMemAttachHost 0x02
 #define cudaMemAttachSingle 0x04
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaDeviceScheduleAuto 0x00
+#define cudaDeviceScheduleSpin 0x01
+#define cudaDeviceScheduleYield 0x02
+#define cudaDeviceScheduleBlockingSync 0x04
+#define cudaDeviceBlockingSync 0x04
+#define cudaDeviceMapHost 0x08
+#define cudaDeviceLmemResizeToMax 0x10
+#define cudaArrayDefault 0x00
+#define cudaArrayLayered 0x01
+#define cudaArraySurfaceLoadStore 0x02
+#define cudaArrayCubemap 0x04
 #define cudaCpuDeviceId ((int)-1)
 #define cudaInvalidDeviceId ((int)-2)
 
 struct cudaPitchedPtr { void *ptr; size_t pitch; size_t xsize; size_t ysize; };
 struct cudaExtent { size_t width; size_t height; size_t depth; };
+struct cudaMemcpy3DParms {
+  cudaArray_t srcArray; struct cudaPos srcPos; struct cudaPitchedPtr srcPtr;
+  cudaArray_t dstArray; struct cudaPos dstPos; struct cudaPitchedPtr dstPtr;
+  struct cudaExtent extent; enum cudaMemcpyKind kind;
+};
+static __inline__ struct cudaPitchedPtr make_cudaPitchedPtr(void *d, size_t p, size_t xsz, size_t ysz) {
+  struct cudaPitchedPtr s; s.ptr = d; s.pitch = p; s.xsize = xsz; s.ysize = ysz; return s;
+}
+static __inline__ struct cudaPos make_cudaPos(size_t x, size_t y, size_t z) {
+  struct cudaPos p; p.x = x; p.y = y; p.z = z; return p;
+}
+static __inline__ struct cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) {
+  struct cudaExtent e; e.width = w; e.height = h; e.depth = d; return e;
+}
+
+/* stream-ordered allocator pools */
+enum cudaMemPoolAttr {
+  cudaMemPoolReuseFollowEventDependencies = 1,
+  cudaMemPoolReuseAllowOpportunistic = 2,
+  cudaMemPoolReuseAllowInternalDependencies = 3,
+  cudaMemPoolAttrReleaseThreshold = 4,
+  cudaMemPoolAttrReservedMemCurrent = 5,
+  cudaMemPoolAttrReservedMemHigh = 6,
+  cudaMemPoolAttrUsedMemCurrent = 7,
+  cudaMemPoolAttrUsedMemHigh = 8
+};
+enum cudaMemLocationType { cudaMemLocationTypeInvalid = 0, cudaMemLocationTypeDevice = 1 };
+enum cudaMemAllocationType { cudaMemAllocationTypeInvalid = 0, cudaMemAllocationTypePinned = 1 };
+enum cudaMemAllocationHandleType {
+  cudaMemHandleTypeNone = 0,
+  cudaMemHandleTypePosixFileDescriptor = 1,
+  cudaMemHandleTypeWin32 = 2,
+  cudaMemHandleTypeWin32Kmt = 4
+};
+enum cudaMemAccessFlags { cudaMemAccessFlagsProtNone = 0, cudaMemAccessFlagsProtRead = 1, cudaMemAccessFlagsProtReadWrite = 3 };
+struct cudaMemLocation { enum cudaMemLocationType type; int id; };
+struct cudaMemAccessDesc { struct cudaMemLocation location; enum cudaMemAccessFlags flags; };
+struct cudaMemPoolProps {
+  enum cudaMemAllocationType allocType;
+  enum cudaMemAllocationHandleType handleTypes;
+  struct cudaMemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned char reserved[56];
+};
+
+/* graphs */
+typedef struct CUgraphNode_st *cudaGraphNode_t;
+struct cudaKernelNodeParams {
+  void *func; dim3 gridDim; dim3 blockDim; unsigned int sharedMemBytes; void **kernelParams; void **extra;
+};
+struct cudaMemsetParams {
+  void *dst; size_t pitch; unsigned int value; unsigned int elementSize; size_t width; size_t height;
+};
+struct cudaHostNodeParams { void (*fn)(void *); void *userData; };
+typedef void (*cudaHostFn_t)(void *userData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void *userData);
 
 struct cudaDeviceProp {
   char name[256];
@@ -297,6 +494,25 @@ struct cudaDeviceProp {
   int concurrentManagedAccess;
   size_t sharedMemPerBlockOptin;
   int maxBlocksPerMultiProcessor;
+  int cooperativeLaunch;
+  int cooperativeMultiDeviceLaunch;
+  int pciDomainID;
+  int tccDriver;
+  int streamPrioritiesSupported;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  int pageableMemoryAccess;
+  int hostNativeAtomicSupported;
+  int computePreemptionSupported;
+  int directManagedMemAccessFromHost;
+  int accessPolicyMaxWindowSize;
+  int memoryPoolsSupported;
+  int maxTexture1D;
+  int maxTexture2D[2];
+  int maxTexture3D[3];
+  size_t reservedSharedMemPerBlock;
+  struct { char bytes[16]; } uuid;
+  char luid[8];
 };
 typedef struct cudaDeviceProp cudaDeviceProp;
 
@@ -369,7 +585,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamQuery(cudaStream_t stream);
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags GPULINT_DEFAULT(0));
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
-cudaError_t cudaStreamBeginCapture(cudaStream_t stream, int mode);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph);
 
 cudaError_t cudaEventCreate(cudaEvent_t *event);
@@ -381,6 +597,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags GPULINT_DEFAULT(0));
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags GPULINT_DEFAULT(0));
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
@@ -403,6 +620,80 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void
 cudaError_t cudaOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, const void *func,
                                                size_t dynamicSMemSize GPULINT_DEFAULT(0),
                                                int blockSizeLimit GPULINT_DEFAULT(0));
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags);
+cudaError_t cudaGetDeviceFlags(unsigned int *flags);
+cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop);
+cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId);
+cudaError_t cudaDeviceDisablePeerAccess(int peerDevice);
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config);
+cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+cudaError_t cudaThreadExit(void);
+cudaError_t cudaProfilerStart(void);
+cudaError_t cudaProfilerStop(void);
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length GPULINT_DEFAULT(0),
+                                     unsigned int flags GPULINT_DEFAULT(cudaMemAttachSingle));
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags);
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream GPULINT_DEFAULT(0), unsigned int flags GPULINT_DEFAULT(0));
+
+cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
+                            size_t height GPULINT_DEFAULT(0), unsigned int flags GPULINT_DEFAULT(0));
+cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+                              unsigned int flags GPULINT_DEFAULT(0));
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc,
+                                     struct cudaExtent extent, unsigned int numLevels, unsigned int flags GPULINT_DEFAULT(0));
+cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level);
+cudaError_t cudaFreeArray(cudaArray_t array);
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray);
+cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count,
+                              enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
+                                enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,
+                                size_t width, size_t height, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                  size_t width, size_t height, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p);
+cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream GPULINT_DEFAULT(0));
+cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent);
+cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc,
+                                    const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc);
+cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject);
+cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc);
+cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject);
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f);
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool);
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps);
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count);
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep);
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags);
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams);
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams);
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemsetParams *pMemsetParams);
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams);
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes);
+cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, int *pCaptureStatus);
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize);
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value);
+cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config);
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                        size_t sharedMem, cudaStream_t stream);
 
 /* what clang lowers `k<<<g, b, s, st>>>(...)` to: both spellings (older and newer clang) */
 cudaError_t cudaConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem GPULINT_DEFAULT(0),
@@ -461,6 +752,31 @@ template <class T> static __inline__ cudaError_t cudaOccupancyMaxPotentialBlockS
     int *minGridSize, int *blockSize, T func, size_t dynamicSMemSize = 0, int blockSizeLimit = 0) {
   return ::cudaOccupancyMaxPotentialBlockSize(minGridSize, blockSize, (const void *)func, dynamicSMemSize,
                                               blockSizeLimit);
+}
+template <class T> static __inline__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    int *numBlocks, T func, int blockSize, size_t dynamicSMemSize) {
+  return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, (const void *)func, blockSize, dynamicSMemSize);
+}
+template <class T> static __inline__ cudaError_t cudaFuncSetAttribute(T *entry, enum cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute((const void *)entry, attr, value);
+}
+template <class T> static __inline__ cudaError_t cudaLaunchCooperativeKernel(T *func, dim3 gridDim, dim3 blockDim,
+                                                                             void **args, size_t sharedMem = 0,
+                                                                             cudaStream_t stream = 0) {
+  return ::cudaLaunchCooperativeKernel((const void *)func, gridDim, blockDim, args, sharedMem, stream);
+}
+template <class T> static __inline__ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                                                      cudaGraphNode_t *pErrorNode, char *pLogBuffer,
+                                                                      T bufferSize) {
+  return ::cudaGraphInstantiate(pGraphExec, graph, 0);
+}
+template <class T> static __inline__ cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, T *devPtr,
+                                                                          size_t length = 0,
+                                                                          unsigned int flags = cudaMemAttachSingle) {
+  return ::cudaStreamAttachMemAsync(stream, (void *)devPtr, length, flags);
+}
+template <class T> static __inline__ struct cudaChannelFormatDesc cudaCreateChannelDesc(void) {
+  return ::cudaCreateChannelDesc(8 * (int)sizeof(T), 0, 0, 0, cudaChannelFormatKindFloat);
 }
 template <class T> static __inline__ cudaError_t cudaLaunchKernel(T *func, dim3 gridDim, dim3 blockDim, void **args,
                                                                   size_t sharedMem = 0, cudaStream_t stream = 0) {
@@ -541,6 +857,21 @@ CUresult cuGetErrorName(CUresult error, const char **pStr);
 #define GPULINT_DEV
 #endif
 
+#ifdef __cplusplus
+/* device-side versions of the C library functions CUDA code calls in kernels */
+__device__ int printf(const char *format, ...);
+__device__ long clock(void);
+__device__ void *malloc(size_t size);
+__device__ void free(void *ptr);
+__device__ void *memcpy(void *dst, const void *src, size_t n);
+__device__ void *memset(void *dst, int value, size_t n);
+__device__ void __assert_fail(const char *assertion, const char *file, unsigned int line, const char *function);
+__device__ void __assertfail(const char *message, const char *file, unsigned int line, const char *function,
+                             size_t charSize);
+__device__ void __trap(void);
+__device__ void __brkpt(void);
+#endif
+
 GPULINT_DEV void __syncthreads(void);
 GPULINT_DEV int __syncthreads_count(int predicate);
 GPULINT_DEV int __syncthreads_and(int predicate);
@@ -557,7 +888,6 @@ GPULINT_DEV int __popc(unsigned int x);
 GPULINT_DEV int __popcll(unsigned long long x);
 GPULINT_DEV int __clz(int x);
 GPULINT_DEV int __ffs(int x);
-GPULINT_DEV long long clock64(void);
 
 #ifdef __cplusplus
 #define GPULINT_SHFL(T)                                                                   \
@@ -617,6 +947,25 @@ GPULINT_MINMAX(unsigned long long)
 GPULINT_MINMAX(float)
 GPULINT_MINMAX(double)
 #undef GPULINT_MINMAX
+/* the mixed-type overloads of CUDA's math_functions.hpp */
+#define GPULINT_MINMAX2(R, A, B)                                                          \
+  static __inline__ __host__ __device__ R min(A a, B b) { return (R)a < (R)b ? (R)a : (R)b; } \
+  static __inline__ __host__ __device__ R max(A a, B b) { return (R)a > (R)b ? (R)a : (R)b; }
+GPULINT_MINMAX2(unsigned int, int, unsigned int)
+GPULINT_MINMAX2(unsigned int, unsigned int, int)
+GPULINT_MINMAX2(unsigned long long, long long, unsigned long long)
+GPULINT_MINMAX2(unsigned long long, unsigned long long, long long)
+GPULINT_MINMAX2(float, float, double)
+GPULINT_MINMAX2(double, double, float)
+GPULINT_MINMAX2(double, double, int)
+GPULINT_MINMAX2(float, float, int)
+#undef GPULINT_MINMAX2
+__device__ unsigned int umin(unsigned int a, unsigned int b);
+__device__ unsigned int umax(unsigned int a, unsigned int b);
+__device__ long long llmin(long long a, long long b);
+__device__ long long llmax(long long a, long long b);
+__device__ unsigned long long ullmin(unsigned long long a, unsigned long long b);
+__device__ unsigned long long ullmax(unsigned long long a, unsigned long long b);
 #endif
 
 /* single- and double-precision math and intrinsics, device side (clang overloads __device__ against
@@ -637,6 +986,9 @@ GPULINT_MATH2(fdim) GPULINT_MATH2(remainder) GPULINT_MATH2(nextafter)
 GPULINT_DEV float fmaf(float x, float y, float z);
 GPULINT_DEV double fma(double x, double y, double z);
 GPULINT_DEV float frexpf(float x, int *e);
+GPULINT_DEV double frexp(double x, int *e);
+GPULINT_DEV double ldexp(double x, int e);
+GPULINT_DEV double modf(double x, double *i);
 GPULINT_DEV float ldexpf(float x, int e);
 GPULINT_DEV float modff(float x, float *i);
 GPULINT_DEV void sincosf(float x, float *s, float *c);
@@ -665,20 +1017,134 @@ GPULINT_DEV unsigned int __float_as_uint(float x);
 GPULINT_DEV int __float2int_rn(float x);
 GPULINT_DEV float __int2float_rn(int x);
 GPULINT_DEV unsigned int __umulhi(unsigned int x, unsigned int y);
+GPULINT_DEV int __mulhi(int x, int y);
 GPULINT_DEV int __mul24(int x, int y);
-GPULINT_DEV float __half2float(struct __half h);
-GPULINT_DEV struct __half __float2half(float f);
+GPULINT_DEV unsigned int __umul24(unsigned int x, unsigned int y);
+GPULINT_DEV unsigned int __usad(unsigned int x, unsigned int y, unsigned int z);
+GPULINT_DEV unsigned int __brev(unsigned int x);
+GPULINT_DEV int __clzll(long long x);
+GPULINT_DEV int __ffsll(long long x);
+GPULINT_DEV unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
+GPULINT_DEV unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift);
+GPULINT_DEV unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift);
+GPULINT_DEV float __fdiv_rn(float x, float y);
+GPULINT_DEV float __frcp_rn(float x);
+GPULINT_DEV float __fsqrt_rn(float x);
+GPULINT_DEV float __fsub_rn(float x, float y);
+GPULINT_DEV float __exp10f(float x);
+GPULINT_DEV float __log2f(float x);
+GPULINT_DEV float __log10f(float x);
+GPULINT_DEV float __tanf(float x);
+GPULINT_DEV void __sincosf(float x, float *s, float *c);
+GPULINT_DEV double __dadd_rn(double x, double y);
+GPULINT_DEV double __dmul_rn(double x, double y);
+GPULINT_DEV double __fma_rn(double x, double y, double z);
+GPULINT_DEV int __float2int_rz(float x);
+GPULINT_DEV int __float2int_rd(float x);
+GPULINT_DEV int __float2int_ru(float x);
+GPULINT_DEV unsigned int __float2uint_rn(float x);
+GPULINT_DEV unsigned int __float2uint_rz(float x);
+GPULINT_DEV float __uint2float_rn(unsigned int x);
+GPULINT_DEV long long __double_as_longlong(double x);
+GPULINT_DEV double __longlong_as_double(long long x);
+GPULINT_DEV int __double2int_rn(double x);
+GPULINT_DEV float __double2float_rn(double x);
+GPULINT_DEV unsigned int __match_any_sync(unsigned int mask, int value);
+GPULINT_DEV unsigned int __lanemask_lt(void);
+GPULINT_DEV void __nanosleep(unsigned int ns);
+GPULINT_DEV unsigned int __reduce_add_sync(unsigned int mask, unsigned int value);
+GPULINT_DEV long long int clock64(void);
+
+#ifdef __cplusplus
+/* half precision (cuda_fp16.h / cuda_bf16.h), the common conversions and arithmetic */
+__host__ __device__ __half __float2half(float f);
+__host__ __device__ __half __float2half_rn(float f);
+__host__ __device__ float __half2float(__half h);
+__host__ __device__ __half2 __floats2half2_rn(float a, float b);
+__host__ __device__ __half2 __float2half2_rn(float a);
+__host__ __device__ __half2 __halves2half2(__half a, __half b);
+__host__ __device__ __half2 __half2half2(__half a);
+__host__ __device__ float2 __half22float2(__half2 h);
+__host__ __device__ __half2 __float22half2_rn(float2 f);
+__host__ __device__ float __low2float(__half2 h);
+__host__ __device__ float __high2float(__half2 h);
+__host__ __device__ __half __low2half(__half2 h);
+__host__ __device__ __half __high2half(__half2 h);
+__device__ __half __hadd(__half a, __half b);
+__device__ __half __hsub(__half a, __half b);
+__device__ __half __hmul(__half a, __half b);
+__device__ __half __hdiv(__half a, __half b);
+__device__ __half __hfma(__half a, __half b, __half c);
+__device__ __half __hneg(__half a);
+__device__ __half2 __hadd2(__half2 a, __half2 b);
+__device__ __half2 __hsub2(__half2 a, __half2 b);
+__device__ __half2 __hmul2(__half2 a, __half2 b);
+__device__ __half2 __h2div(__half2 a, __half2 b);
+__device__ __half2 __hfma2(__half2 a, __half2 b, __half2 c);
+__device__ bool __hlt(__half a, __half b);
+__device__ bool __hgt(__half a, __half b);
+__device__ __half hsqrt(__half a);
+__device__ __half hexp(__half a);
+__host__ __device__ __half operator+(__half a, __half b);
+__host__ __device__ __half operator-(__half a, __half b);
+__host__ __device__ __half operator*(__half a, __half b);
+__host__ __device__ __half operator/(__half a, __half b);
+__host__ __device__ __half &operator+=(__half &a, __half b);
+__host__ __device__ __half &operator*=(__half &a, __half b);
+__host__ __device__ __half2 operator+(__half2 a, __half2 b);
+__host__ __device__ __half2 operator*(__half2 a, __half2 b);
+__host__ __device__ __half2 &operator+=(__half2 &a, __half2 b);
+__host__ __device__ __nv_bfloat16 __float2bfloat16(float f);
+__host__ __device__ float __bfloat162float(__nv_bfloat16 h);
+__host__ __device__ __nv_bfloat162 __floats2bfloat162_rn(float a, float b);
+__device__ __half __shfl_down_sync(unsigned int mask, __half var, unsigned int delta, int width = 32);
+__device__ __half2 __shfl_down_sync(unsigned int mask, __half2 var, unsigned int delta, int width = 32);
+__device__ __half2 __shfl_xor_sync(unsigned int mask, __half2 var, int laneMask, int width = 32);
+
+/* texture and surface objects */
+template <class T> __device__ T tex1Dfetch(cudaTextureObject_t texObject, int x);
+template <class T> __device__ T tex1D(cudaTextureObject_t texObject, float x);
+template <class T> __device__ T tex2D(cudaTextureObject_t texObject, float x, float y);
+template <class T> __device__ T tex3D(cudaTextureObject_t texObject, float x, float y, float z);
+template <class T> __device__ T tex1DLayered(cudaTextureObject_t texObject, float x, int layer);
+template <class T> __device__ T tex2DLayered(cudaTextureObject_t texObject, float x, float y, int layer);
+template <class T> __device__ T texCubemap(cudaTextureObject_t texObject, float x, float y, float z);
+template <class T> __device__ T tex2DLod(cudaTextureObject_t texObject, float x, float y, float level);
+template <class T> __device__ void tex1Dfetch(T *ptr, cudaTextureObject_t obj, int x);
+template <class T> __device__ void tex2D(T *ptr, cudaTextureObject_t obj, float x, float y);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t surfObject, int x, int y,
+                                           enum cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dread(T *ptr, cudaSurfaceObject_t surfObject, int x, int y,
+                                              enum cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf2Dwrite(T data, cudaSurfaceObject_t surfObject, int x, int y,
+                                               enum cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf3Dwrite(T data, cudaSurfaceObject_t surfObject, int x, int y, int z,
+                                               enum cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+template <class T> __device__ void surf1Dwrite(T data, cudaSurfaceObject_t surfObject, int x,
+                                               enum cudaSurfaceBoundaryMode boundaryMode = cudaBoundaryModeTrap);
+#endif
 
 /* vector constructors */
 #define GPULINT_MAKE(N, T)                                                                \
   static __inline__ __host__ __device__ N##2 make_##N##2(T x, T y) { N##2 t; t.x = x; t.y = y; return t; } \
   static __inline__ __host__ __device__ N##3 make_##N##3(T x, T y, T z) { N##3 t; t.x = x; t.y = y; t.z = z; return t; } \
   static __inline__ __host__ __device__ N##4 make_##N##4(T x, T y, T z, T w) { N##4 t; t.x = x; t.y = y; t.z = z; t.w = w; return t; }
-GPULINT_MAKE(int, int)
-GPULINT_MAKE(uint, unsigned int)
-GPULINT_MAKE(float, float)
-GPULINT_MAKE(double, double)
+#define GPULINT_MAKE1(N, T) \
+  static __inline__ __host__ __device__ N##1 make_##N##1(T x) { N##1 t; t.x = x; return t; }
+GPULINT_MAKE(char, signed char) GPULINT_MAKE1(char, signed char)
+GPULINT_MAKE(uchar, unsigned char) GPULINT_MAKE1(uchar, unsigned char)
+GPULINT_MAKE(short, short) GPULINT_MAKE1(short, short)
+GPULINT_MAKE(ushort, unsigned short) GPULINT_MAKE1(ushort, unsigned short)
+GPULINT_MAKE(int, int) GPULINT_MAKE1(int, int)
+GPULINT_MAKE(uint, unsigned int) GPULINT_MAKE1(uint, unsigned int)
+GPULINT_MAKE(long, long) GPULINT_MAKE1(long, long)
+GPULINT_MAKE(ulong, unsigned long) GPULINT_MAKE1(ulong, unsigned long)
+GPULINT_MAKE(longlong, long long) GPULINT_MAKE1(longlong, long long)
+GPULINT_MAKE(ulonglong, unsigned long long) GPULINT_MAKE1(ulonglong, unsigned long long)
+GPULINT_MAKE(float, float) GPULINT_MAKE1(float, float)
+GPULINT_MAKE(double, double) GPULINT_MAKE1(double, double)
 #undef GPULINT_MAKE
+#undef GPULINT_MAKE1
 
 #undef GPULINT_DEV
 #endif /* GPULINT_CUDA_STUB_H */
