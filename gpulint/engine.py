@@ -157,7 +157,7 @@ def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, result
                 from gpulint.static import compile_db
 
                 args = compile_db.load(settings.compile_commands).args_for(str(path))
-            return cuda_clang.parse(display, data, args)
+            return cuda_clang.parse(display, data, args, filename=str(path))
         except ImportError as exc:
             result.notes.append(f"{display}: libclang frontend unavailable ({exc}); using tree-sitter")
         except Exception as exc:  # ClangUnavailable, ClangParseError: both fall back

@@ -553,29 +553,7 @@ class Normaliser:
         }
 
 
-# tree-sitter reads `T x(a, b);` as the declaration of a function `x` when `a` looks like a type
-# (`std::vector<float> h_x(N);`, `dim3 threads(BLOCK, BLOCK);`): its Decl has no variables.  libclang
-# knows they are variables.  This is the one disagreement the fixtures show; it is a gap of the
-# tree-sitter frontend, allowed here only where the tree-sitter Decl is the clang one minus such
-# direct-initialised variables, and pinned by the strict xfail below.
-_DIRECT_INIT = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-
-
-def _vexing_parse_gap(ts_node, clang_node, src: bytes) -> bool:
-    if not (isinstance(ts_node, tuple) and isinstance(clang_node, tuple) and ts_node[:1] == clang_node[:1] == ("decl",)):
-        return False
-    ts_vars, clang_vars = ts_node[1], clang_node[1]
-    missing = [v for v in clang_vars if v not in ts_vars]
-    if not missing or [v for v in clang_vars if v in ts_vars] != ts_vars:
-        return False
-    written = set(_DIRECT_INIT.findall(src.decode("utf-8", "replace")))
-    return all(name in written for name, _ in missing)
-
-
 def _compare(ts_value, clang_value, src: bytes, path: str, out: list, allowed: list) -> None:
-    if _vexing_parse_gap(ts_value, clang_value, src):
-        allowed.append(path)
-        return
     if type(ts_value) is not type(clang_value):
         out.append((path, ts_value, clang_value))
         return
@@ -621,7 +599,6 @@ def test_clang_frontend_gives_the_expected_findings(path: Path) -> None:
     assert actual_findings(path, frontend="clang") == expected_findings(path)
 
 
-@pytest.mark.xfail(strict=True, reason="tree-sitter reads `T x(a, b);` with type-like arguments as a function declaration")
 def test_tree_sitter_keeps_direct_initialised_variables() -> None:
     cuda_treesitter = pytest.importorskip("gpulint.static.cuda_treesitter")
     tu = cuda_treesitter.parse("t.cu", b"#define B 16\nvoid f(int n) { std::vector<float> h(n); dim3 t(B, B); }\n")

@@ -72,7 +72,10 @@ def parse_expression(text: str) -> s.Expr | None:
 
 
 def parse_number(text: str) -> int | float | None:
-    t = text.replace("'", "")
+    t = text.replace("'", "").strip()
+    if t.startswith(("-", "+")):
+        inner = parse_number(t[1:])
+        return None if inner is None else (-inner if t[0] == "-" else inner)
     m = _INT_RE.match(t)
     if m:
         digits = m.group(1)
@@ -153,27 +156,31 @@ class _Lowering:
                 continue
 
     def _declares_function(self, node: Node) -> bool:
-        declarator = node.child_by_field_name("declarator")
-        while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
-            declarator = declarator.child_by_field_name("declarator")
+        declarator = _unwrap_declarator(node.child_by_field_name("declarator"))
         return declarator is not None and declarator.type == "function_declarator"
 
     def _structs_in(self, node: Node) -> None:
+        # `typedef struct { ... } Name;`: the struct is known by its typedef name.
+        alias = None
+        if node.type == "type_definition":
+            declarator = node.child_by_field_name("declarator")
+            alias = self.text(declarator) if declarator is not None and declarator.type == "type_identifier" else None
         for child in node.children:
             if child.type in ("struct_specifier", "class_specifier", "union_specifier"):
-                self.struct(child, (), False)
+                self.struct(child, (), False, alias)
 
-    def struct(self, node: Node, scope: tuple[str, ...], template: bool) -> None:
+    def struct(self, node: Node, scope: tuple[str, ...], template: bool, alias: str | None = None) -> None:
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
         if body is None:
             return
-        name = self.text(name_node) if name_node is not None else "<anonymous>"
+        name = self.text(name_node) if name_node is not None else (alias or "<anonymous>")
         members: list[str] = []
         for child in body.children:
             if child.type == "field_declaration":
                 for declarator in child.children_by_field_name("declarator"):
-                    if _is_pointer_declarator(declarator):
+                    if declarator.type == "pointer_declarator" or (
+                            declarator.type != "array_declarator" and _is_pointer_declarator(declarator)):
                         ident = _innermost_name(declarator)
                         if ident is not None:
                             members.append(self.text(ident))
@@ -191,15 +198,13 @@ class _Lowering:
         value = node.child_by_field_name("value")
         if name is None:
             return
-        text = self.text(value).strip() if value is not None else ""
+        text = _strip_comments(self.text(value)).strip() if value is not None else ""
         self.macros[self.text(name)] = s.Macro(
             name=self.text(name), text=text, value=parse_expression(text) if text else None, span=self.span(node)
         )
 
     def function(self, node: Node, scope: tuple[str, ...], template: bool) -> None:
-        declarator = node.child_by_field_name("declarator")
-        while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
-            declarator = declarator.child_by_field_name("declarator")
+        declarator = _unwrap_declarator(node.child_by_field_name("declarator"))
         body = node.child_by_field_name("body")
         if declarator is None or declarator.type != "function_declarator" or body is None:
             if node.has_error:
@@ -209,8 +214,8 @@ class _Lowering:
         raw_name = self.text(name_node) if name_node is not None else "<anonymous>"
         if name_node is not None and name_node.type == "template_function":
             raw_name = self.text(name_node.child_by_field_name("name"))
-        qualname = "::".join(scope + (raw_name,))
-        name = raw_name.rsplit("::", 1)[-1]
+        qualname = "::".join(_strip_templates(part) for part in scope + (raw_name,))
+        name = _strip_templates(raw_name).rsplit("::", 1)[-1]
         specifiers = {self.text(c) for c in node.children if not c.is_named or c.type in ("storage_class_specifier",)}
         is_kernel = "__global__" in specifiers
         is_device = "__device__" in specifiers and "__host__" not in specifiers
@@ -222,6 +227,8 @@ class _Lowering:
                     continue
                 pdecl = p.child_by_field_name("declarator")
                 ptype = p.child_by_field_name("type")
+                if pdecl is None and ptype is not None and self.text(ptype) == "void":
+                    continue  # `f(void)`
                 ident = _innermost_name(pdecl) if pdecl is not None else None
                 type_text = self.text(ptype) if ptype is not None else ""
                 if pdecl is not None:
@@ -274,7 +281,7 @@ class _Lowering:
                 return None
             return s.ExprStmt(self.span(node), self.expr(inner))
         if kind == "declaration":
-            return self.declaration(node)
+            return self.declaration(node, local=True)
         if kind == "if_statement":
             cond = node.child_by_field_name("condition")
             then = node.child_by_field_name("consequence")
@@ -294,7 +301,7 @@ class _Lowering:
             body = node.child_by_field_name("body")
             init_stmt: s.Stmt | None = None
             if init is not None:
-                init_stmt = self.declaration(init) if init.type == "declaration" else s.ExprStmt(self.span(init), self.expr(init))
+                init_stmt = self.declaration(init, local=True) if init.type == "declaration" else s.ExprStmt(self.span(init), self.expr(init))
             return s.Loop(
                 self.span(node), "for", self._body(body, node), init_stmt,
                 self.expr(cond) if cond is not None else None,
@@ -385,6 +392,9 @@ class _Lowering:
                 return None
             if value.type == "declaration":
                 # `if (cudaError_t e = cudaMalloc(...))`: the declared value is the condition.
+                inner = value.child_by_field_name("value")
+                if inner is not None:
+                    return self.expr(inner)
                 decl = self.declaration(value)
                 inits = [v.init for v in decl.vars if v.init is not None]
                 return inits[0] if inits else None
@@ -393,7 +403,7 @@ class _Lowering:
             return self.expr(value)
         return self.expr(node)
 
-    def declaration(self, node: Node) -> s.Decl:
+    def declaration(self, node: Node, local: bool = False) -> s.Decl:
         type_node = node.child_by_field_name("type")
         base_type = self.text(type_node) if type_node is not None else ""
         qualifiers = [self.text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")]
@@ -412,6 +422,9 @@ class _Lowering:
             if target is None:
                 continue
             if target.type == "function_declarator":
+                var = self._direct_init(target, base_type, is_const) if local else None
+                if var is not None:
+                    decls.append(var)
                 continue
             ident = _innermost_name(target)
             if ident is None:
@@ -425,6 +438,27 @@ class _Lowering:
                 )
             )
         return s.Decl(self.span(node), decls)
+
+    def _direct_init(self, target: Node, base_type: str, is_const: bool) -> s.VarDecl | None:
+        """`dim3 threads(BLOCK, BLOCK);` inside a function: tree-sitter reads a function declaration
+        when every argument looks like a type; in a function body it is a variable."""
+        name = target.child_by_field_name("declarator")
+        params = target.child_by_field_name("parameters")
+        if name is None or name.type != "identifier" or params is None:
+            return None
+        args: list[s.Expr] = []
+        for p in params.named_children:
+            if p.type == "comment":
+                continue
+            if p.child_by_field_name("declarator") is None:
+                args.append(s.Name(self.span(p), _strip_templates(self.text(p))))
+            else:
+                # `h(W * H)` read as a parameter `W *H`: keep the names it mentions.
+                names = [s.Name(self.span(n), self.text(n)) for n in _descendants(p)
+                         if n.type in ("identifier", "type_identifier")]
+                args.append(s.Other(self.span(p), "expression", names))
+        init = s.Other(self.span(params), "argument_list", args)
+        return s.VarDecl(self.span(target), self.text(name), base_type, False, init, is_const)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: Node) -> s.Expr:
@@ -517,8 +551,36 @@ class _Lowering:
             if name_text in _CAST_CALLS and len(args) == 1:
                 targs = function.child_by_field_name("arguments")
                 return s.Cast(sp, self.text(targs).strip("<>") if targs is not None else "", args[0])
+        if function is not None and function.type in ("primitive_type", "sized_type_specifier") and len(args) == 1:
+            return s.Cast(sp, self.text(function), args[0])  # `float(i)`
         callee = self.expr(function) if function is not None else s.Other(sp, "missing")
         return s.Call(sp, callee, args, launch)
+
+
+def _descendants(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(reversed(current.named_children))
+    return out
+
+
+def _unwrap_declarator(node: Node | None) -> Node | None:
+    """`float *f()`, `float &operator[](int)`: the function declarator under pointer/reference ones."""
+    while node is not None and node.type in ("pointer_declarator", "reference_declarator"):
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in node.named_children if c.type.endswith("declarator")), None)
+        node = inner
+    return node
+
+
+def _strip_comments(text: str) -> str:
+    """A macro body without its trailing `// ...` or embedded `/* ... */` comments."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//.*", "", text)
 
 
 def _case_condition(value: s.Expr | None, labels: list[s.Expr | None], span: s.Span) -> s.Expr | None:
