@@ -603,3 +603,59 @@ def test_tree_sitter_keeps_direct_initialised_variables() -> None:
     cuda_treesitter = pytest.importorskip("gpulint.static.cuda_treesitter")
     tu = cuda_treesitter.parse("t.cu", b"#define B 16\nvoid f(int n) { std::vector<float> h(n); dim3 t(B, B); }\n")
     assert [[v.name for v in st.vars] for st in tu.functions[0].body.stmts] == [["h"], ["t"]]
+
+
+def test_engine_falls_back_to_tree_sitter_and_says_so_with_v(tmp_path) -> None:
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from gpulint.cli import main
+
+    (tmp_path / "bad.cu").write_text(
+        "#include \"does_not_exist.cuh\"\n"
+        "__global__ void k(float *a) { a[0] = 1.f; }\n"
+        "int main() { float *d; cudaMalloc(&d, 64); k<<<1, 1>>>(d); return 0; }\n"
+    )
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        quiet = CliRunner().invoke(main, ["check", "--frontend", "clang", "--format", "json", "bad.cu"])
+        loud = CliRunner().invoke(main, ["check", "--frontend", "clang", "--format", "json", "-v", "bad.cu"])
+    finally:
+        os.chdir(old)
+    # The fallback still analyses the file: the leak is found either way.
+    assert [f["code"] for f in json.loads(quiet.stdout)] == ["GL005"]
+    assert "falling back to tree-sitter" not in quiet.stderr
+    assert "bad.cu: clang could not parse it cleanly" in loud.stderr and "falling back to tree-sitter" in loud.stderr
+    assert "does_not_exist.cuh" in loud.stderr
+
+
+def test_compile_commands_selects_clang(tmp_path) -> None:
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from gpulint.cli import main
+
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "sizes.cuh").write_text("#define N 256\n")
+    (tmp_path / "a.cu").write_text(
+        "#include \"sizes.cuh\"\n"
+        "__global__ void k(float *a) { a[0] = 1.f; }\n"
+        "int main() { float *d; cudaMalloc(&d, N * sizeof(float)); k<<<1, 1>>>(d); cudaFree(d); return 0; }\n"
+    )
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path), "file": "a.cu",
+        "command": "nvcc -c -Iinc -gencode arch=compute_90,code=sm_90 --expt-relaxed-constexpr -o a.o a.cu",
+    }]))
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["check", "-v", "--compile-commands", "compile_commands.json", "a.cu"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    assert "falling back" not in result.stderr  # the include path came from the database
