@@ -276,3 +276,19 @@ int main() {
 }
 """
     assert findings(code, tmp_path) == Counter()
+
+
+def test_members_through_arrow_and_dot_are_the_same_slot(tmp_path) -> None:
+    code = """
+struct Net { float *w; };
+__global__ void k(float *x) { x[0] = 1; }
+void run(Net *net, Net other, int n) {
+  cudaMalloc(&net->w, n);
+  k<<<1,1>>>(other.w);
+  cudaFree(net->w);
+}
+"""
+    unit = unit_of(code)
+    w = next(h for h in unit.histories if h.name == "net->w")
+    assert w.member and [t.event.api for t in w.uses] == ["k"]
+    assert findings(code, tmp_path) == Counter()

@@ -221,6 +221,7 @@ class _FunctionLowering:
         # use its objects.
         self.holders: dict[str, set[int]] = {}
         self.capturing = False
+        self.member_slots: dict[int, str] = {}  # member objects allocated here -> member name
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -321,7 +322,7 @@ class _FunctionLowering:
                     found |= oids
         if "." in path:
             slot = path.rsplit(".", 1)[1]
-            found |= {id_ for id_, h in self.objects.items() if h.member and h.name.rsplit(".", 1)[-1] == slot}
+            found |= {oid for oid, member_slot in self.member_slots.items() if member_slot == slot}
         return found
 
     def member_slot(self, expr: s.Expr) -> str | None:
@@ -722,6 +723,7 @@ class _FunctionLowering:
         if "." in path:
             history.member = True
             slot = path.rsplit(".", 1)[1]
+            self.member_slots[oid] = slot
             self.ctx.member_objects.setdefault(slot, []).append(history)
         elif root in self.reference_params or (root not in self.locals):
             history.escapes.append(event)  # a reference parameter or a global keeps it
