@@ -13,6 +13,7 @@ import os
 import re
 import traceback
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,11 +267,17 @@ def check_paths(paths: list[str], settings: Settings) -> Report:
     codes = settings.enabled_codes(sorted(RULES))
     jobs = min(settings.effective_jobs(), max(1, len(files)))
     work = [(f, settings, codes) for f in files]
-    if jobs <= 1 or len(files) <= 1:
+    results: list[FileResult] | None = None
+    if jobs > 1 and len(files) > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                results = list(pool.map(_job, work, chunksize=max(1, len(work) // (jobs * 4))))
+        except (OSError, BrokenProcessPool) as exc:
+            # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
+            errors.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
+            results = None
+    if results is None:
         results = [_job(w) for w in work]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_job, work, chunksize=max(1, len(work) // (jobs * 4))))
     findings: list[Finding] = []
     diagnostics = list(errors)
     notes: list[str] = []
