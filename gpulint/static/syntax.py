@@ -13,12 +13,15 @@ Anything else becomes `Other`, which keeps its children so that no name is lost.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Iterator, NamedTuple, Union
 
 
-@dataclass(frozen=True)
-class Span:
-    """Where a node is: byte offsets [start, end) and 1-based row/column of both ends."""
+class Span(NamedTuple):
+    """Where a node is: byte offsets [start, end) and 1-based row/column of both ends.
+
+    A named tuple rather than a frozen dataclass: frontends build hundreds of thousands of
+    these, and tuple construction is several times cheaper.
+    """
 
     start: int
     end: int
@@ -294,77 +297,52 @@ class TranslationUnit:
 # --------------------------------------------------------------------------- helpers
 
 
+# The fields holding sub-nodes, per class, in source order.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    Name: (), Literal: (), Jump: (), Unparsed: (),
+    Member: ("base",), Index: ("base", "index"), Unary: ("operand",), Binary: ("left", "right"),
+    Assign: ("target", "value"), Call: ("callee", "launch", "args"), Cast: ("operand",), Sizeof: ("operand",),
+    Conditional: ("cond", "then", "orelse"), Other: ("children",), VarDecl: ("array_dims", "init"),
+    Decl: ("vars",), ExprStmt: ("expr",), Block: ("stmts",), If: ("cond", "then", "orelse"),
+    Loop: ("init", "cond", "step", "body"), Return: ("value",),
+}
+
+
 def children(node: object) -> Iterator[object]:
     """Direct sub-nodes (expressions and statements) of a node, in source order."""
-    if isinstance(node, (Name, Literal, Jump, Unparsed)) or node is None:
-        return
-    if isinstance(node, Member):
-        yield node.base
-    elif isinstance(node, Index):
-        yield node.base
-        yield node.index
-    elif isinstance(node, Unary):
-        yield node.operand
-    elif isinstance(node, (Binary,)):
-        yield node.left
-        yield node.right
-    elif isinstance(node, Assign):
-        yield node.target
-        yield node.value
-    elif isinstance(node, Call):
-        yield node.callee
-        if node.launch:
-            yield from node.launch
-        yield from node.args
-    elif isinstance(node, Cast):
-        yield node.operand
-    elif isinstance(node, Sizeof):
-        if node.operand is not None:
-            yield node.operand
-    elif isinstance(node, Conditional):
-        yield node.cond
-        yield node.then
-        yield node.orelse
-    elif isinstance(node, Other):
-        yield from node.children
-    elif isinstance(node, VarDecl):
-        yield from node.array_dims
-        if node.init is not None:
-            yield node.init
-    elif isinstance(node, Decl):
-        yield from node.vars
-    elif isinstance(node, ExprStmt):
-        yield node.expr
-    elif isinstance(node, Block):
-        yield from node.stmts
-    elif isinstance(node, If):
-        if node.cond is not None:
-            yield node.cond
-        yield node.then
-        if node.orelse is not None:
-            yield node.orelse
-    elif isinstance(node, Loop):
-        if node.init is not None:
-            yield node.init
-        if node.cond is not None:
-            yield node.cond
-        if node.step is not None:
-            yield node.step
-        yield node.body
-    elif isinstance(node, Return):
-        if node.value is not None:
-            yield node.value
+    for name in _CHILD_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if value is None:
+            continue
+        if isinstance(value, list):
+            yield from value
+        else:
+            yield value
 
 
 def walk(node: object) -> Iterator[object]:
     """Pre-order walk over a node and all nodes below it."""
+    fields = _CHILD_FIELDS
     stack = [node]
     while stack:
         current = stack.pop()
         if current is None:
             continue
         yield current
-        stack.extend(reversed(list(children(current))))
+        names = fields.get(type(current), ())
+        if not names:
+            continue
+        kids: list[object] = []
+        for name in names:
+            value = getattr(current, name)
+            if value is None:
+                continue
+            if isinstance(value, list):
+                kids.extend(value)
+            else:
+                kids.append(value)
+        kids.reverse()
+        stack.extend(kids)
 
 
 def callee_name(call: Call) -> str:
