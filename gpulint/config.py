@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,3 @@ def build(cli: dict[str, Any], known: list[str], threshold_codes: list[str], sta
         verbose=bool(cli.get("verbose")),
     )
 
-
-def with_overrides(settings: Settings, **kwargs: Any) -> Settings:
-    return replace(settings, **kwargs)

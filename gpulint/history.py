@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from gpulint.findings import Location
 
@@ -144,9 +143,6 @@ class Timeline:
         """Events standing for kernel launches strictly between two positions."""
         return [e for e in self.events if start_t < e.t < end_t and e.launches > 0]
 
-    def launch_count(self, start_t: float, end_t: float) -> int:
-        return sum(e.launches for e in self.launches_between(start_t, end_t))
-
     def exits(self) -> list[Event]:
         return [e for e in self.events if e.op is Op.EXIT]
 
@@ -234,8 +230,4 @@ class Unit:
     path: str
     histories: list[ObjectHistory]
     timelines: list[Timeline]
-    # Events that are not about one object but rules may judge (e.g. cache flushes).
     source: bytes | None = None
-
-    def objects(self, origin: str | None = None) -> Iterable[ObjectHistory]:
-        return (h for h in self.histories if origin is None or h.origin == origin)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+
 from click.testing import CliRunner
 
 from gpulint.cli import main

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from gpulint.history import Access, Op
+from gpulint.history import Access
 from gpulint.static import cuda_treesitter
 from gpulint.static.kernels import summarize
 from gpulint.static.lower import lower

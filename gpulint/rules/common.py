@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gpulint.findings import Finding, Location, Related
-from gpulint.history import Event, ObjectHistory, Op, Touch
+from gpulint.history import Event, ObjectHistory, Op
 from gpulint.rules.registry import RULES
 
 
@@ -38,10 +38,6 @@ def make(code: str, location: Location, message: str, history: ObjectHistory | N
         props.setdefault("size", history.size.value if history.size.value is not None else history.size.expr)
     return Finding(code=code, name=RULES[code].name, message=message, location=location,
                    related=tuple(related), obj=history.name if history is not None else None, properties=props)
-
-
-def use_related(label: str, touch: Touch) -> Related:
-    return Related(f"{label}: {what(touch.event)}", touch.event.location)
 
 
 def lifetime_candidates(histories, *, allow_members: bool = False):

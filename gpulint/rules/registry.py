@@ -54,7 +54,3 @@ def rule(code: str, name: str, summary: str, *, languages: tuple[str, ...] = ("c
 
     return register
 
-
-def describe(code: str) -> Rule:
-    """A registered rule or a documentation-only entry (GL900, GL901 are raised by the engine)."""
-    return RULES[code]
