@@ -557,42 +557,6 @@ def _lex(src: bytes, start: int, end: int | None = None) -> Iterator[_Tok]:
         pos = m.end()
 
 
-_PARSE_INT = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uUlLzZ]*$")
-
-
-def parse_number(text: str) -> int | float | None:
-    """The value of a C number literal, suffixes stripped (the same rules as tree-sitter's frontend)."""
-    t = text.replace("'", "")
-    m = _PARSE_INT.match(t)
-    if m:
-        digits = m.group(1)
-        if digits.startswith(("0x", "0X")):
-            return int(digits, 16)
-        if digits.startswith(("0b", "0B")):
-            return int(digits[2:], 2)
-        if len(digits) > 1 and digits.startswith("0"):
-            return int(digits, 8)
-        return int(digits)
-    try:
-        return float(t.rstrip("fFlL"))
-    except ValueError:
-        return None
-
-
-def _strip_templates(text: str) -> str:
-    """`ns::k<float, 4>` -> `ns::k` (spaces removed, as tree-sitter's frontend does)."""
-    out: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out).replace(" ", "")
-
-
 # Decl-specifier words that are not part of the type as tree-sitter's `type` field spells it.
 _SPEC_QUALIFIERS = {
     "const", "volatile", "static", "extern", "constexpr", "consteval", "constinit", "inline", "register",
@@ -1710,7 +1674,7 @@ class _Lowering:
         if k in (K.DECL_REF_EXPR, K.OVERLOADED_DECL_REF):
             if use is not None or r is None:
                 return s.Name(sp, c.spelling)
-            return s.Name(sp, _strip_templates(self.text(*r)) or c.spelling)
+            return s.Name(sp, s.strip_templates(self.text(*r)) or c.spelling)
         if k == K.MEMBER_REF_EXPR:
             return self.member(c, r, sp, use is not None)
         if k == K.ARRAY_SUBSCRIPT_EXPR:
@@ -1752,7 +1716,7 @@ class _Lowering:
                 value = self.evaluate(c)
                 return s.Literal(sp, str(value) if value is not None else "", value)
             text = self.text(*r)
-            return s.Literal(sp, text, parse_number(text))
+            return s.Literal(sp, text, s.parse_number(text))
         if k in (K.STRING_LITERAL, K.CHARACTER_LITERAL):
             if use is not None or r is None:
                 return s.Literal(sp, c.spelling, None)
@@ -1951,18 +1915,18 @@ class _Lowering:
         """An explicit construction as tree-sitter sees it: `T(a)` a call of `T`, `T{a}` a compound literal."""
         type_text = c.spelling or c.type.spelling
         if r is None or in_macro:
-            return s.Call(sp, s.Name(sp, _strip_templates(type_text)), args)
+            return s.Call(sp, s.Name(sp, s.strip_templates(type_text)), args)
         tok = next((t for t in _lex(self.src, r[0], r[1]) if t.text in ("(", "{")), None)
         if tok is not None and tok.text == "{" and tok.start == r[0]:
             return s.Other(sp, "initializer_list", args)  # `dim3 g = {1, 2}`
         if tok is None:
-            return s.Call(sp, s.Name(sp, _strip_templates(type_text)), args)
+            return s.Call(sp, s.Name(sp, s.strip_templates(type_text)), args)
         type_text = self.text(r[0], tok.start).strip() or type_text
         if tok.text == "{":
             close = self.match_close(tok.start) or r[1]
             return s.Other(sp, "compound_literal_expression", [s.Other(self.span(tok.start, close), "initializer_list", args)])
         name_sp = self.span(r[0], r[0] + len(type_text.encode()))
-        return s.Call(sp, s.Name(name_sp, _strip_templates(type_text)), args)
+        return s.Call(sp, s.Name(name_sp, s.strip_templates(type_text)), args)
 
     def _callee(self, c, sp: s.Span) -> s.Expr:
         ue = self.unwrap(c)

@@ -24,7 +24,6 @@ _NOT_EXPRESSIONS = {
     "comment", "type_qualifier", "storage_class_specifier", "abstract_pointer_declarator",
     "placeholder_type_specifier", "struct_specifier", "class_specifier", "enum_specifier",
 }
-_INT_RE = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uUlLzZ]*$")
 
 
 @lru_cache(maxsize=1)
@@ -69,27 +68,6 @@ def parse_expression(text: str) -> s.Expr | None:
     if value is None:
         return None
     return _Lowering("<macro>", wrapper).expr(value)
-
-
-def parse_number(text: str) -> int | float | None:
-    t = text.replace("'", "").strip()
-    if t.startswith(("-", "+")):
-        inner = parse_number(t[1:])
-        return None if inner is None else (-inner if t[0] == "-" else inner)
-    m = _INT_RE.match(t)
-    if m:
-        digits = m.group(1)
-        if digits.startswith(("0x", "0X")):
-            return int(digits, 16)
-        if digits.startswith(("0b", "0B")):
-            return int(digits[2:], 2)
-        if len(digits) > 1 and digits.startswith("0"):
-            return int(digits, 8)
-        return int(digits)
-    try:
-        return float(t.rstrip("fFlL"))
-    except ValueError:
-        return None
 
 
 class _Lowering:
@@ -214,8 +192,8 @@ class _Lowering:
         raw_name = self.text(name_node) if name_node is not None else "<anonymous>"
         if name_node is not None and name_node.type == "template_function":
             raw_name = self.text(name_node.child_by_field_name("name"))
-        qualname = "::".join(_strip_templates(part) for part in scope + (raw_name,))
-        name = _strip_templates(raw_name).rsplit("::", 1)[-1]
+        qualname = "::".join(s.strip_templates(part) for part in scope + (raw_name,))
+        name = s.strip_templates(raw_name).rsplit("::", 1)[-1]
         specifiers = {self.text(c) for c in node.children if not c.is_named or c.type in ("storage_class_specifier",)}
         is_kernel = "__global__" in specifiers
         is_device = "__device__" in specifiers and "__host__" not in specifiers
@@ -451,7 +429,7 @@ class _Lowering:
             if p.type == "comment":
                 continue
             if p.child_by_field_name("declarator") is None:
-                args.append(s.Name(self.span(p), _strip_templates(self.text(p))))
+                args.append(s.Name(self.span(p), s.strip_templates(self.text(p))))
             else:
                 # `h(W * H)` read as a parameter `W *H`: keep the names it mentions.
                 names = [s.Name(self.span(n), self.text(n)) for n in _descendants(p)
@@ -472,13 +450,13 @@ class _Lowering:
         if kind in ("identifier", "field_identifier", "namespace_identifier", "this"):
             return s.Name(sp, self.text(node))
         if kind == "qualified_identifier":
-            return s.Name(sp, _strip_templates(self.text(node)))
+            return s.Name(sp, s.strip_templates(self.text(node)))
         if kind == "template_function":
             name = node.child_by_field_name("name")
-            return s.Name(sp, _strip_templates(self.text(name) if name is not None else self.text(node)))
+            return s.Name(sp, s.strip_templates(self.text(name) if name is not None else self.text(node)))
         if kind in _LITERAL_TYPES:
             text = self.text(node)
-            value = parse_number(text) if kind == "number_literal" else None
+            value = s.parse_number(text) if kind == "number_literal" else None
             return s.Literal(sp, text, value)
         if kind == "field_expression":
             base = node.child_by_field_name("argument")
@@ -486,7 +464,7 @@ class _Lowering:
             op = node.child_by_field_name("operator")
             return s.Member(
                 sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
-                _strip_templates(self.text(field)) if field is not None else "",
+                s.strip_templates(self.text(field)) if field is not None else "",
                 op is not None and self.text(op) == "->",
             )
         if kind == "subscript_expression":
@@ -664,15 +642,3 @@ def _declarator_prefix(lowering: _Lowering, node: Node) -> str:
     return "".join(parts)
 
 
-def _strip_templates(text: str) -> str:
-    """`ns::k<float, 4>` -> `ns::k`."""
-    out: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out).replace(" ", "")

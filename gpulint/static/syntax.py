@@ -12,6 +12,7 @@ Anything else becomes `Other`, which keeps its children so that no name is lost.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Union
 
@@ -377,3 +378,44 @@ def path_of(expr: Expr) -> str | None:
             return None
         return f"{base}.{expr.field}"
     return None
+
+
+# --------------------------------------------------------------------------- lexical helpers both frontends share
+
+_INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uUlLzZ]*$")
+
+
+def parse_number(text: str) -> int | float | None:
+    """The value of a C number literal (`0x10u`, `1'000`, `-1`, `2.5f`), suffixes stripped."""
+    t = text.replace("'", "").strip()
+    if t.startswith(("-", "+")):
+        inner = parse_number(t[1:])
+        return None if inner is None else (-inner if t[0] == "-" else inner)
+    m = _INT_LITERAL.match(t)
+    if m:
+        digits = m.group(1)
+        if digits.startswith(("0x", "0X")):
+            return int(digits, 16)
+        if digits.startswith(("0b", "0B")):
+            return int(digits[2:], 2)
+        if len(digits) > 1 and digits.startswith("0"):
+            return int(digits, 8)
+        return int(digits)
+    try:
+        return float(t.rstrip("fFlL"))
+    except ValueError:
+        return None
+
+
+def strip_templates(text: str) -> str:
+    """`ns::k<float, 4>` -> `ns::k` (spaces removed)."""
+    out: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).replace(" ", "")
