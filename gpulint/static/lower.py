@@ -222,6 +222,9 @@ class _FunctionLowering:
         self.holders: dict[str, set[int]] = {}
         self.capturing = False
         self.member_slots: dict[int, str] = {}  # member objects allocated here -> member name
+        # What each local was computed from (`size_t bytes = n * sizeof(float)` -> {n}), so a size
+        # written with `bytes` is known to be the extent a kernel receives as `n`.
+        self.derived_from: dict[str, set[str]] = {}
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -255,6 +258,22 @@ class _FunctionLowering:
             if history.escapes:
                 result.escapes.add(index)
         return result
+
+    def size_of(self, *factors: s.Expr, element: int = 1) -> Size:
+        """A folded size whose `names` include what its locals were computed from."""
+        size = self.folder.product(*factors) if len(factors) > 1 else self.folder.fold(factors[0])
+        if element != 1:
+            size = Size(size.value * element if size.value is not None else None,
+                        f"{size.expr}*{element}" if size.value is None else str(size.value * element),
+                        size.constant_only, size.names)
+        names = set(size.names)
+        pending = list(names)
+        while pending:
+            for source in self.derived_from.get(pending.pop(), ()):
+                if source not in names:
+                    names.add(source)
+                    pending.append(source)
+        return Size(size.value, size.expr, size.constant_only, frozenset(names))
 
     def location(self, span: s.Span) -> Location:
         return Location(self.path, span.row, span.column, span.end_row, span.end_column)
@@ -393,6 +412,7 @@ class _FunctionLowering:
             if isinstance(var.init, s.Call) and created:
                 self.status_vars[var.name] = created
             self.hold(var.name, self.aggregate_objects(var.init) | self.held_by([var.init]))
+            self.derived_from[var.name] = set(_names(var.init))
             oids = self.refs(var.init)
             if oids:
                 self.bindings[var.name] = oids
@@ -582,6 +602,7 @@ class _FunctionLowering:
         if path is not None:
             self.hold(path.split(".", 1)[0], self.aggregate_objects(node.value) | self.held_by([node.value]))
         if path is not None and "." not in path and path in self.locals and path not in self.reference_params:
+            self.derived_from.setdefault(path, set()).update(_names(node.value))
             if oids:
                 self.bindings[path] = oids
             else:
@@ -701,7 +722,7 @@ class _FunctionLowering:
     def alloc(self, call: s.Call, name: str, spec: api.AllocApi) -> set[int]:
         if len(call.args) <= max(spec.target, *spec.size):
             return set()
-        size = self.folder.product(*(call.args[i] for i in spec.size)) if len(spec.size) > 1 else self.folder.fold(call.args[spec.size[0]])
+        size = self.size_of(*(call.args[i] for i in spec.size))
         target = s.strip_parens_and_casts(call.args[spec.target])
         event = self.event(Op.ALLOC, name, call.span, size=size,
                            names=_names(*(call.args[i] for i in spec.size)))
@@ -750,7 +771,7 @@ class _FunctionLowering:
         args = call.args
         if any(i is not None and i >= len(args) for i in (spec.dst, spec.src, *spec.size)):
             return
-        size = self.folder.product(*(args[i] for i in spec.size)) if len(spec.size) > 1 else self.folder.fold(args[spec.size[0]])
+        size = self.size_of(*(args[i] for i in spec.size))
         direction = spec.direction
         if direction is None and spec.kind_arg is not None and spec.kind_arg < len(args):
             kind = s.strip_parens_and_casts(args[spec.kind_arg])
@@ -772,12 +793,7 @@ class _FunctionLowering:
         args = call.args
         if any(i >= len(args) for i in (spec.dst, *spec.size)):
             return
-        factors = [args[i] for i in spec.size]
-        size = self.folder.product(*factors) if len(factors) > 1 else self.folder.fold(factors[0])
-        if spec.element != 1 and size is not None:
-            size = Size(size.value * spec.element if size.value is not None else None,
-                        f"{size.expr}*{spec.element}" if size.value is None else str(size.value * spec.element),
-                        size.constant_only, size.names)
+        size = self.size_of(*(args[i] for i in spec.size), element=spec.element)
         dst = self.refs(args[spec.dst])
         event = self.event(Op.MEMSET, name, call.span, size=size, names=_names(*args))
         offset_zero = isinstance(s.strip_parens_and_casts(args[spec.dst]), (s.Name, s.Member))
