@@ -24,6 +24,9 @@ from gpulint.rules import RULES, RuleSettings
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
+PYTHON_SUFFIXES = {".py", ".pyi"}
+# A Python file is GPU code when it mentions one of the frameworks gpulint understands.
+_PYTHON_MARKERS = re.compile(rb"\b(torch|cupy|numba|cuda)\b")
 SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-packages", "venv", "CMakeFiles"}
 # A C/C++ file is CUDA code when it launches kernels or calls the runtime/driver API.
 _CUDA_MARKERS = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
@@ -89,7 +92,7 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[str
             for name in sorted(filenames):
                 candidate = base / name
                 suffix = candidate.suffix.lower()
-                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES:
+                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES and suffix not in PYTHON_SUFFIXES:
                     continue
                 if name.startswith(".") or _excluded(candidate, settings.exclude) or candidate in seen:
                     continue
@@ -140,7 +143,14 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | Non
     return data, None
 
 
-def is_cuda_source(path: Path, data: bytes) -> bool:
+def is_python_source(path: Path) -> bool:
+    return path.suffix.lower() in PYTHON_SUFFIXES
+
+
+def is_gpu_source(path: Path, data: bytes) -> bool:
+    """.cu/.cuh always; C/C++ and Python files only when they use CUDA or a GPU framework."""
+    if is_python_source(path):
+        return bool(_PYTHON_MARKERS.search(data))
     return path.suffix.lower() in CUDA_SUFFIXES or bool(_CUDA_MARKERS.search(data))
 
 
@@ -183,15 +193,19 @@ def check_file(path: Path, settings: Settings, codes: list[str]) -> FileResult:
     display = display_path(path)
     result = FileResult(display)
     data, why = read_source(path, settings)
-    if data is not None and not is_cuda_source(path, data):
+    if data is not None and not is_gpu_source(path, data):
         return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
     if why is not None or data is None:
         return _unreadable(result, display, why or "cannot read")
     try:
-        from gpulint.static.lower import lower
+        if is_python_source(path):
+            from gpulint.static.python import analyse
 
-        tu = parse_cuda(path, display, data, settings, result)
-        unit, skipped = lower(tu)
+            unit, skipped = analyse(display, data)
+        else:
+            from gpulint.static.lower import lower
+
+            unit, skipped = lower(parse_cuda(path, display, data, settings, result))
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
         findings = analyse_unit(unit, codes, settings)

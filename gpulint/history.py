@@ -23,6 +23,7 @@ class Op(str, enum.Enum):
     CALL = "call"
     ESCAPE = "escape"
     EXIT = "exit"
+    FLUSH = "flush"  # a cache flush: torch.cuda.empty_cache(), a pool's free_all_blocks()
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,8 @@ class Touch:
     offset_zero: bool = True  # the access starts at the object's first byte
     # False when the event may touch one of several objects (a pointer that was swapped).
     definite: bool = True
+    # The write the allocation itself makes (`torch.zeros` fills what it allocates).
+    by_alloc: bool = False
 
 
 @dataclass
@@ -158,7 +161,9 @@ class ObjectHistory:
     frees: list[Event] = field(default_factory=list)
     escapes: list[Event] = field(default_factory=list)
     size: Size | None = None
-    kind: str = "device"  # device | managed | pinned | pool
+    # device | managed | async | pinned (CUDA); tensor (freed by reference counting) | raw
+    # (a driver-level allocation freed by reference counting: Numba device_array, cupy.cuda.alloc)
+    kind: str = "device"
     origin: str = "static"  # static | dynamic
     member: bool = False  # a struct member slot tracked by name across functions
     # Statically: the alloc call's failure is tested by a branch with this id (failed-alloc path).

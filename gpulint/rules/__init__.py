@@ -9,6 +9,7 @@ from gpulint.rules import (  # noqa: F401  (imported for registration)
     gl007_dead_write,
     gl008_overallocation,
     gl101_alloc_in_loop,
+    gl102_host_staging,
     gl103_loop_invariant_transfer,
     gl900_unreadable_file,
     gl901_unused_suppression,

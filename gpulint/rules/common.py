@@ -8,10 +8,13 @@ from gpulint.rules.registry import RULES
 
 def what(event: Event) -> str:
     """`phase1<<<>>>`, `helper()`, `cudaMemcpy` — how a message names an event."""
+    if event.op is Op.LAUNCH and event.detail == "loop":
+        return f"the loop at line {event.location.row}"
     if event.op is Op.LAUNCH:
         return f"`{event.api}<<<>>>`"
     if event.op is Op.CALL:
-        return f"`{event.api}()`"
+        api = event.api.strip("`")
+        return f"`{api}`" if api.endswith(")") or not api.isidentifier() and "." not in api else f"`{api}()`"
     return f"`{event.api}`"
 
 
@@ -19,8 +22,16 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("h") else f"{n} {word}s"
 
 
-def launches_phrase(n: int) -> str:
+def launches_phrase(n: int, history: ObjectHistory | None = None) -> str:
+    """Python distances count loops (each stands for the kernels it launches)."""
+    if history is not None and history.kind in ("tensor", "raw"):
+        return plural(n, "loop")
     return plural(n, "kernel launch")
+
+
+def size_unit(history: ObjectHistory) -> str:
+    """CUDA sizes are bytes; Python sizes are element counts."""
+    return "elements" if history.kind in ("tensor", "raw") else "bytes"
 
 
 def gap_related(history: ObjectHistory, events: list[Event], limit: int = 3) -> list[Related]:

@@ -53,6 +53,6 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue
         use = first.first.event
         message = (f"`{h.name}` is allocated at line {h.alloc.location.row} but first used by {what(use)} "
-                   f"at line {use.location.row}, after {launches_phrase(distance)}")
+                   f"at line {use.location.row}, after {launches_phrase(distance, h)}")
         related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
         yield make("GL001", h.alloc.location, message, h, related, distance=distance)

@@ -64,6 +64,6 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue
         use = last.last.event
         message = (f"`{h.name}` is last used by {what(use)} at line {use.location.row} but {end_what}, "
-                   f"after {launches_phrase(distance)}")
+                   f"after {launches_phrase(distance, h)}")
         related = [Related(f"last use of `{h.name}`: {what(use)}", use.location), end_related, *gap_related(h, gap)]
         yield make("GL002", h.alloc.location, message, h, related, distance=distance)

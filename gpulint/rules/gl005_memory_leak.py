@@ -53,8 +53,8 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     after the exit; offered as unsafe.
     """
     for h in unit.histories:
-        if h.alloc is None or h.escaped or h.incomplete:
-            continue
+        if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw"):
+            continue  # framework arrays are freed by reference counting
         if h.member:
             if not h.frees:
                 message = f"`{h.name}` is allocated at line {h.alloc.location.row} and never freed anywhere in this file"

@@ -48,7 +48,7 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             if distance < threshold:
                 continue
             a, b = before.last.event, after.first.event
-            message = (f"`{h.name}` is idle for {launches_phrase(distance)} between its use by {what(a)} at line "
+            message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at line "
                        f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
             related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
                        Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]

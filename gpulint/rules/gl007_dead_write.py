@@ -12,6 +12,8 @@ _WRITE_OPS = (Op.COPY, Op.MEMSET)
 
 def _covers(h: ObjectHistory, earlier: Touch, later: Touch) -> bool:
     """`later` writes every byte `earlier` wrote."""
+    if later.definite and later.access & Access.FULL:
+        return True  # `x.copy_(y)`, `x[:] = v`, `out=x`: every element, whatever the sizes say
     if not later.offset_zero or later.size is None or not later.definite:
         return False
     if h.size is not None and later.size.same_as(h.size):
@@ -60,6 +62,8 @@ def dead_write(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 continue
             later = touches[i + 1] if i + 1 < len(touches) else None
             if later is None or later.event.op not in _WRITE_OPS or later.use or later.access & Access.READ:
+                continue
+            if later.by_alloc:
                 continue
             if later.event.loops != first.event.loops or not set(later.event.guards) <= set(first.event.guards):
                 continue  # the later write does not run every time the first one does

@@ -4,7 +4,7 @@ from typing import Iterator
 
 from gpulint.findings import Finding, Related
 from gpulint.history import Op, Unit
-from gpulint.rules.common import lifetime_candidates, make, what
+from gpulint.rules.common import lifetime_candidates, make, size_unit, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -44,7 +44,9 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         size = h.size
         if size is None or size.value is None or not size.constant_only:
             continue
-        extents = [t for t in h.touches if t.event.op in (Op.COPY, Op.MEMSET)]
+        touches = [t for t in h.touches if not t.by_alloc]
+        # Copies and memsets (CUDA) and slice uses `x[:n]` (Python) carry the extent they touch.
+        extents = [t for t in touches if t.event.op in (Op.COPY, Op.MEMSET) or (t.use and t.size is not None)]
         if not extents or any(t.size is None or not t.offset_zero for t in extents):
             continue
         first = extents[0].size
@@ -55,12 +57,13 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         # The kernels must be told the smaller extent too: each use receives a name of it
         # (`fir<<<...>>>(d_taps, ntaps)`); otherwise a kernel may fill the rest of the buffer.
         extent_names = first.names - size.names
-        uses = h.uses
+        uses = [t for t in touches if t.use]
         if not extent_names or not uses or not all(extent_names & t.event.names for t in uses):
             continue
-        shown = f"`{first.expr}`" if first.value is None else f"{first.value} bytes (`{'`, `'.join(sorted(extent_names))}`)"
-        alloc_text = f"{size.value} bytes"
-        message = (f"`{h.name}` is allocated with a compile-time maximum ({alloc_text}) but every copy and memset "
-                   f"uses {shown}")
+        unit_name = size_unit(h)
+        shown = f"`{first.expr}`" if first.value is None else f"{first.value} {unit_name} (`{'`, `'.join(sorted(extent_names))}`)"
+        accesses = "slice" if unit_name == "elements" else "copy and memset"
+        message = (f"`{h.name}` is allocated with a compile-time maximum ({size.value} {unit_name}) but every "
+                   f"{accesses} uses {shown}")
         related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
         yield make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)

@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Unit
-from gpulint.rules.common import make
+from gpulint.history import Op, Unit
+from gpulint.rules.common import make, size_unit
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -47,10 +47,19 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     Hoisting the allocation and its free out of the loop is unsafe: the loop body may rely on
     a fresh (or differently placed) buffer each iteration.
     """
+    for timeline in unit.timelines:
+        for event in timeline.events:
+            if event.op is Op.FLUSH and event.loops:
+                loop = timeline.loops.get(event.loops[-1])
+                if loop is None:
+                    continue
+                message = (f"`{event.api}()` inside the loop at line {loop.location.row} empties the allocator's cache "
+                           f"every iteration, so the next allocations go back to the driver")
+                yield make("GL101", event.location, message, None, [Related("loop", loop.location)])
     for h in unit.histories:
         alloc = h.alloc
-        if alloc is None or not alloc.loops or h.kind == "async" or h.incomplete:
-            continue
+        if alloc is None or not alloc.loops or h.kind in ("async", "tensor") or h.incomplete:
+            continue  # caching allocators absorb framework factories
         if "[" in h.name or h.name.startswith("*"):
             continue  # a different slot each iteration: nothing to hoist
         loop = h.timeline.loops.get(alloc.loops[-1])
@@ -62,7 +71,9 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         changing = set(alloc.names) & loop.modified
         if changing or (h.member and root in loop.modified and root != h.name):
             continue
-        size = "?" if h.size is None else (f"{h.size.value} bytes" if h.size.value is not None else f"`{h.size.expr}` bytes")
+        unit_name = size_unit(h)
+        size = "size" if h.size is None else (
+            f"{h.size.value} {unit_name}" if h.size.value is not None else f"`{h.size.expr}` {unit_name}")
         frees = [f for f in h.frees if loop.id in f.loops]
         message = (f"`{alloc.api}` of `{h.name}` inside the loop at line {loop.location.row} allocates the same {size} "
                    f"every iteration")

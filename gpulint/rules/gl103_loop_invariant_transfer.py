@@ -47,7 +47,10 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             if event.op is not Op.COPY or event.direction != "h2d" or not event.loops or not touch.definite:
                 continue
             loop = h.timeline.loops.get(event.loops[-1])
-            if loop is None or loop.id in h.alloc.loops:
+            # A transfer that allocates its destination (`w = h_w.to(dev)`) is one statement; any
+            # other destination allocated in the loop is a fresh buffer each pass.
+            transfer_alloc = h.alloc.stmt_start == event.stmt_start
+            if loop is None or (loop.id in h.alloc.loops and not transfer_alloc):
                 continue
             roots = {n.split(".", 1)[0] for n in event.names}
             if roots & loop.modified or set(event.names) & loop.modified or (roots - {event.detail}) & loop.written:

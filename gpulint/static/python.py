@@ -1,0 +1,836 @@
+"""The Python frontend: tree-sitter-python -> object histories of device tensors and buffers.
+
+Each function body (and the module body) is a scope with its own timeline. Device objects are
+created by framework factories with a CUDA device, transfers (`.cuda()`, `.to(dev)`), CuPy,
+Numba and cuda-python allocators, and by computing on device objects. Loops stand for the
+kernels they launch (one launch site each), so the shared rules measure distances in loops.
+docs/python-semantics.md is the contract this module implements.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from tree_sitter import Language, Node, Parser
+
+from gpulint.findings import Location
+from gpulint.history import Access, Event, Guard, Loop, ObjectHistory, Op, Size, Timeline, Touch, Unit
+
+TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
+                   "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+                   "empty_strided", "as_tensor", "logspace", "normal"}
+TORCH_NEW = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
+# Factories that fill what they allocate: a write, not a use.
+INITIALISING = {"zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor", "zeros_like",
+                "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "new_zeros", "new_ones",
+                "new_full", "new_tensor", "as_tensor", "logspace", "normal", "array", "asarray"}
+CUPY_FACTORIES = {"empty", "zeros", "ones", "full", "array", "asarray", "empty_like", "zeros_like", "ones_like",
+                  "full_like", "ascontiguousarray", "arange", "linspace"}
+NUMBA_RAW = {"device_array", "device_array_like", "mapped_array", "pinned_array"}
+HOST_RESULT = {"item", "tolist", "cpu", "numpy", "get", "copy_to_host", "__len__", "size", "dim", "numel", "shape",
+               "dtype", "is_cuda", "device", "stride", "data_ptr", "element_size", "nbytes", "ndim"}
+FULL_WRITE_METHODS = {"copy_": Op.COPY, "fill_": Op.MEMSET, "zero_": Op.MEMSET, "copy_to_device": Op.COPY,
+                      "set_": Op.COPY}
+CONST_METHODS = {"size", "dim", "numel", "shape", "dtype", "stride", "get", "keys", "values", "items", "copy",
+                 "to", "cuda", "cpu", "numpy", "item", "tolist", "count", "index", "data_ptr"}
+_DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    import tree_sitter_python
+
+    return Parser(Language(tree_sitter_python.language()))
+
+
+def analyse(path: str, source: bytes) -> tuple[Unit, list[str]]:
+    """Histories of every device object in a Python file, and the scopes skipped for syntax errors."""
+    tree = _parser().parse(source)
+    module = _Module(path, source, tree.root_node)
+    return module.run()
+
+
+@dataclass
+class _Value:
+    """What evaluating an expression gave: objects it reads, and whether it is a new device object."""
+
+    uses: set[int] = field(default_factory=set)
+    device: bool = False  # the value is (or lives on) the device
+    kind: str = "tensor"
+    api: str = ""
+    size: Size | None = None
+    initialising: bool = False
+    transfer_from: set[str] | None = None  # names a host->device transfer copies from
+    staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
+    cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
+
+
+class _Module:
+    def __init__(self, path: str, source: bytes, root: Node) -> None:
+        self.path = path
+        self.source = source
+        self.root = root
+        self.aliases: dict[str, str] = {}
+        self.constants: dict[str, int] = {}
+        self.ids = itertools.count()
+        self.histories: list[ObjectHistory] = []
+        self.timelines: list[Timeline] = []
+        self.skipped: list[str] = []
+
+    def text(self, node: Node | None) -> str:
+        return "" if node is None else self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def location(self, node: Node) -> Location:
+        (r0, c0), (r1, c1) = node.start_point, node.end_point
+        return Location(self.path, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+
+    def run(self) -> tuple[Unit, list[str]]:
+        self.collect_imports(self.root)
+        self.collect_constants()
+        scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
+        stack = list(self.root.named_children)
+        while stack:
+            node = stack.pop()
+            if node.type == "decorated_definition":
+                node = node.child_by_field_name("definition") or node
+            if node.type == "function_definition":
+                body = node.child_by_field_name("body")
+                name = self.text(node.child_by_field_name("name"))
+                if body is not None:
+                    scopes.append((name, node, body.named_children))
+                    stack.extend(body.named_children)
+            elif node.type == "class_definition":
+                body = node.child_by_field_name("body")
+                if body is not None:
+                    stack.extend(body.named_children)
+            elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
+                               "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
+                stack.extend(node.named_children)
+        for name, node, body in scopes:
+            scope = _Scope(self, name, node)
+            scope.run(body)
+            if scope.has_errors:
+                self.skipped.append(name)
+                for h in scope.histories():
+                    h.incomplete = True
+            self.histories.extend(scope.histories())
+            self.timelines.append(scope.timeline)
+        return Unit(self.path, self.histories, self.timelines, self.source), self.skipped
+
+    def collect_imports(self, root: Node) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type == "import_statement":
+                for child in node.named_children:
+                    if child.type == "aliased_import":
+                        self.aliases[self.text(child.child_by_field_name("alias"))] = self.text(child.child_by_field_name("name"))
+                    elif child.type == "dotted_name":
+                        full = self.text(child)
+                        self.aliases[full.split(".")[0]] = full.split(".")[0]
+            elif node.type == "import_from_statement":
+                module = self.text(node.child_by_field_name("module_name"))
+                for child in node.children_by_field_name("name"):
+                    if child.type == "aliased_import":
+                        name = self.text(child.child_by_field_name("name"))
+                        self.aliases[self.text(child.child_by_field_name("alias"))] = f"{module}.{name}"
+                    else:
+                        name = self.text(child)
+                        self.aliases[name] = f"{module}.{name}"
+            else:
+                stack.extend(node.named_children)
+
+    def collect_constants(self) -> None:
+        """Module-level `NAME = <int expression>`: sizes written with them are compile-time."""
+        for node in self.root.named_children:
+            if node.type != "expression_statement" or not node.named_children:
+                continue
+            assign = node.named_children[0]
+            if assign.type != "assignment":
+                continue
+            left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+            if left is not None and left.type == "identifier" and right is not None:
+                value = self.fold(right)
+                if value is not None:
+                    self.constants[self.text(left)] = value
+
+    def fold(self, node: Node | None) -> int | None:
+        if node is None:
+            return None
+        kind = node.type
+        if kind == "integer":
+            try:
+                return int(self.text(node).replace("_", ""), 0)
+            except ValueError:
+                return None
+        if kind == "identifier":
+            return self.constants.get(self.text(node))
+        if kind == "parenthesized_expression" and node.named_children:
+            return self.fold(node.named_children[0])
+        if kind in ("tuple", "list", "expression_list"):
+            total = 1
+            for child in node.named_children:
+                value = self.fold(child)
+                if value is None:
+                    return None
+                total *= value
+            return total
+        if kind == "binary_operator":
+            left = self.fold(node.child_by_field_name("left"))
+            right = self.fold(node.child_by_field_name("right"))
+            op = self.text(node.child_by_field_name("operator"))
+            if left is None or right is None:
+                return None
+            try:
+                return {"*": left * right, "+": left + right, "-": left - right, "//": left // right if right else None,
+                        "<<": left << right, "**": left ** right if right < 64 else None}.get(op)
+            except (ValueError, ZeroDivisionError):
+                return None
+        return None
+
+    def qualify(self, node: Node | None) -> str:
+        """`T.zeros` -> `torch.zeros`; `zeros` (from torch import zeros) -> `torch.zeros`."""
+        if node is None:
+            return ""
+        if node.type == "identifier":
+            name = self.text(node)
+            return self.aliases.get(name, name)
+        if node.type == "attribute":
+            return f"{self.qualify(node.child_by_field_name('object'))}.{self.text(node.child_by_field_name('attribute'))}"
+        return ""
+
+
+class _Scope:
+    def __init__(self, module: _Module, name: str, node: Node) -> None:
+        self.m = module
+        self.name = name
+        self.node = node
+        self.timeline = Timeline(name=name)
+        self.t = 0
+        self.bindings: dict[str, set[int]] = {}
+        self.objects: dict[int, ObjectHistory] = {}
+        self.loop_stack: list[int] = []
+        self.guard_stack: list[Guard] = []
+        self.loop_bounds: dict[int, list] = {}
+        self.loop_ids = itertools.count(1)
+        self.guard_ids = itertools.count(1)
+        self.has_errors = node.has_error if node.type == "function_definition" else False
+        self.stmt_node: Node | None = None
+        self.host_factories: dict[str, str] = {}  # name -> host factory that made it
+        self.name_counts: dict[str, int] = {}
+        self.derived: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------------ results
+    def histories(self) -> list[ObjectHistory]:
+        return [h for h in self.objects.values() if h.alloc is not None]
+
+    def text(self, node: Node | None) -> str:
+        return self.m.text(node)
+
+    def event(self, op: Op, api: str, node: Node, **kwargs) -> Event:
+        self.t += 1
+        stmt = self.stmt_node or node
+        event = Event(t=self.t, op=op, api=api, location=self.m.location(node), loops=tuple(self.loop_stack),
+                      guards=tuple(self.guard_stack), stmt_start=stmt.start_byte, stmt_end=stmt.end_byte, **kwargs)
+        self.timeline.events.append(event)
+        for loop_id in self.loop_stack:
+            bounds = self.loop_bounds[loop_id]
+            if bounds[0] is None:
+                bounds[0] = self.t
+            bounds[1] = self.t
+        return event
+
+    def run(self, body: list[Node]) -> None:
+        if self.node.type == "function_definition":
+            for n in _walk(self.node.child_by_field_name("body")):
+                if n.type == "identifier":
+                    key = self.text(n)
+                    self.name_counts[key] = self.name_counts.get(key, 0) + 1
+        else:
+            for n in _walk(self.node):
+                if n.type == "identifier":
+                    key = self.text(n)
+                    self.name_counts[key] = self.name_counts.get(key, 0) + 1
+        self.block(body)
+        end_node = self.node
+        self.timeline.end = Location(self.m.path, end_node.end_point[0] + 1, 1)
+        self.t += 1
+        self.timeline.end_t = self.t
+        self.timeline.events.append(Event(t=self.t, op=Op.EXIT, api="end of scope", location=self.timeline.end,
+                                          detail="end"))
+        for loop_id, (first, last, node, values, contents) in self.loop_bounds.items():
+            if first is not None:
+                self.timeline.loops[loop_id] = Loop(loop_id, first, last, self.m.location(node), frozenset(values),
+                                                    frozenset(contents))
+
+    # ------------------------------------------------------------------ statements
+    def block(self, stmts: list[Node]) -> None:
+        for stmt in stmts:
+            self.stmt(stmt)
+
+    def body_of(self, node: Node | None) -> list[Node]:
+        if node is None:
+            return []
+        return node.named_children if node.type == "block" else [node]
+
+    def stmt(self, node: Node) -> None:
+        kind = node.type
+        self.stmt_node = node
+        if kind in ("function_definition", "class_definition", "decorated_definition", "comment",
+                    "import_statement", "import_from_statement", "future_import_statement", "pass_statement"):
+            return
+        if kind == "ERROR":
+            self.has_errors = True
+            return
+        if kind == "expression_statement":
+            for child in node.named_children:
+                self.expression_statement(child)
+        elif kind == "if_statement":
+            self.if_(node)
+        elif kind in ("for_statement", "while_statement"):
+            self.loop(node)
+        elif kind == "with_statement":
+            for clause in node.named_children:
+                if clause.type == "with_clause":
+                    self.reads(clause, node)
+            self.block(self.body_of(node.child_by_field_name("body")))
+        elif kind == "try_statement":
+            for child in node.named_children:
+                if child.type == "block":
+                    self.block(child.named_children)
+                elif child.type in ("except_clause", "finally_clause", "else_clause"):
+                    inner = [c for c in child.named_children if c.type == "block"]
+                    for b in inner:
+                        self.block(b.named_children)
+        elif kind == "delete_statement":
+            for target in _flatten_targets(node.named_children):
+                name = self.text(target)
+                oids = self.bindings.pop(name, set())
+                if oids:
+                    event = self.event(Op.FREE, "del", node)
+                    for oid in oids:
+                        self.objects[oid].frees.append(event)
+        elif kind in ("return_statement", "raise_statement"):
+            value = node.named_children[0] if node.named_children else None
+            if value is not None and kind == "return_statement":
+                oids = self.reads(value, node).uses
+                if oids:
+                    event = self.event(Op.ESCAPE, "return", node)
+                    for oid in oids:
+                        self.objects[oid].escapes.append(event)
+            elif value is not None:
+                self.reads(value, node)
+            self.event(Op.EXIT, "return", node, detail="return")
+        elif kind in ("global_statement", "nonlocal_statement"):
+            for n in node.named_children:
+                for oid in self.bindings.get(self.text(n), set()):
+                    self.objects[oid].escapes.append(self.event(Op.ESCAPE, "global", node))
+        else:
+            self.reads(node, node)
+
+    def expression_statement(self, node: Node) -> None:
+        if node.type == "assignment":
+            self.assignment(node)
+        elif node.type == "augmented_assignment":
+            target = node.child_by_field_name("left")
+            value = node.child_by_field_name("right")
+            self.use(self.reads(value, node).uses, node, self.api_of(value) or "expression")
+            self.use(self.reads(target, node).uses, node, f"`{self.text(node.child_by_field_name('operator'))}`",
+                     writes=True)
+        elif node.type in ("yield", "await"):
+            oids = self.reads(node, node).uses
+            if oids and node.type == "yield":
+                event = self.event(Op.ESCAPE, "yield", node)
+                for oid in oids:
+                    self.objects[oid].escapes.append(event)
+        else:
+            value = self.evaluate(node)
+            self.use(value.uses, node, value.api or self.api_of(node))
+
+    def assignment(self, node: Node) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if right is None or left is None:
+            return
+        # Full overwrite through a subscript: `x[:] = v`, `x[...] = v`.
+        if left.type == "subscript":
+            base = left.child_by_field_name("value")
+            oids = self.bindings.get(self.text(base), set()) if base is not None and base.type == "identifier" else set()
+            value = self.evaluate(right)
+            self.use(value.uses, node, value.api or "assignment")
+            if oids:
+                extent = self.slice_extent(left)
+                if extent == "full":
+                    self.write(oids, Op.COPY, "slice assignment", node, full=True)
+                else:
+                    self.use(oids, node, "slice assignment", size=extent if isinstance(extent, Size) else None,
+                             writes=True)
+            else:
+                self.use(self.reads(left, node).uses, node, "assignment")
+            return
+        if left.type == "attribute":
+            value = self.evaluate(right)
+            self.use(value.uses, node, value.api or "assignment")
+            obj = left.child_by_field_name("object")
+            new = self.new_object(value, node, self.text(left)) if value.device and (value.api or value.transfer_from) else set()
+            stored = value.uses | new
+            if stored and obj is not None:
+                event = self.event(Op.ESCAPE, "stored", node)
+                for oid in stored:
+                    self.objects[oid].escapes.append(event)
+            return
+        targets = _flatten_targets([left])
+        values = right.named_children if right.type in ("expression_list", "tuple") and left.type in (
+            "pattern_list", "tuple_pattern") and len(right.named_children) == len(targets) else [right]
+        if len(values) == len(targets):
+            for target, value_node in zip(targets, values):
+                self.bind(target, self.evaluate(value_node), node, value_node)
+            return
+        value = self.evaluate(right)
+        if value.cuda_pointer and len(targets) >= 2:
+            # cuda-python: `err, ptr = cudart.cudaMalloc(n)`
+            for target in targets:
+                if target is targets[1]:
+                    self.bind(target, value, node, right)
+                else:
+                    self.unbind(self.text(target), node)
+            return
+        self.use(value.uses, node, value.api or "assignment")
+        for target in targets:
+            self.unbind(self.text(target), node)
+
+    def bind(self, target: Node, value: _Value, stmt: Node, value_node: Node) -> None:
+        name = self.text(target)
+        self.derived[name] = _identifiers(self, value_node)
+        if target.type not in ("identifier",):
+            self.use(value.uses, stmt, value.api or "assignment")
+            if value.uses and target.type in ("subscript", "attribute"):
+                event = self.event(Op.ESCAPE, "stored", stmt)
+                for oid in value.uses:
+                    self.objects[oid].escapes.append(event)
+            return
+        # A host tensor made by a factory, remembered for GL102.
+        if not value.device and value.api and value.staged_factory is None:
+            factory = value.api
+            if factory.startswith("torch.") and factory.rsplit(".", 1)[-1] in TORCH_FACTORIES:
+                self.host_factories[name] = factory
+            else:
+                self.host_factories.pop(name, None)
+        else:
+            self.host_factories.pop(name, None)
+        if value.device:
+            old = self.bindings.get(name, set())
+            new = self.new_object(value, stmt, name)
+            self.unbind(name, stmt, keep=new)
+            self.bindings[name] = new
+            del old
+        else:
+            self.use(value.uses, stmt, value.api or "assignment")
+            self.unbind(name, stmt)
+
+    def unbind(self, name: str, stmt: Node, keep: set[int] | None = None) -> None:
+        old = self.bindings.pop(name, set())
+        still = set().union(*self.bindings.values()) if self.bindings else set()
+        dead = {o for o in old if o not in still and o not in (keep or set())}
+        if dead:
+            event = self.event(Op.FREE, "rebind", stmt)
+            for oid in dead:
+                self.objects[oid].frees.append(event)
+
+    def new_object(self, value: _Value, stmt: Node, name: str) -> set[int]:
+        """Emit the events of creating a device object from `value` and return its id."""
+        if value.uses:
+            self.use(value.uses, stmt, value.api or "expression")
+        if value.transfer_from is not None:
+            names = frozenset(value.transfer_from)
+            detail = f"host-factory:{value.staged_factory}" if value.staged_factory else ""
+            copy = self.event(Op.COPY, value.api, stmt, direction="h2d", names=names, detail=detail)
+        else:
+            copy = None
+        oid = next(self.m.ids)
+        alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
+                           names=value.size.names if value.size is not None else frozenset())
+        history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=value.size, kind=value.kind)
+        self.objects[oid] = history
+        if copy is not None:
+            history.touches.append(Touch(copy, Access.WRITE | Access.FULL, use=False, size=value.size))
+        if value.initialising:
+            init = self.event(Op.MEMSET, value.api, stmt, size=value.size)
+            history.touches.append(Touch(init, Access.WRITE | Access.FULL, use=False, size=value.size, by_alloc=True))
+        return {oid}
+
+    def use(self, oids: set[int], node: Node, api: str, size: Size | None = None, writes: bool = False) -> None:
+        """A use: reads (and, for in-place operations, writes) the objects."""
+        oids = {o for o in oids if o in self.objects}
+        if not oids:
+            return
+        names = size.names if size is not None else frozenset()
+        event = self.event(Op.CALL, api or "expression", node, names=names)
+        access = Access.READ | (Access.WRITE if writes else Access.NONE)
+        for oid in oids:
+            h = self.objects[oid]
+            h.touches.append(Touch(event, access, use=True, size=size if size is not None else h.size))
+
+    def write(self, oids: set[int], op: Op, api: str, node: Node, full: bool) -> None:
+        event = self.event(op, api, node)
+        for oid in oids:
+            access = Access.WRITE | (Access.FULL if full else Access.NONE)
+            self.objects[oid].touches.append(Touch(event, access, use=False, size=self.objects[oid].size))
+
+    # ------------------------------------------------------------------ control flow
+    def if_(self, node: Node) -> None:
+        cond = node.child_by_field_name("condition")
+        self.use(self.reads(cond, node).uses, cond or node, "condition")
+        arms: list[tuple[Node | None, list[Node]]] = [(cond, self.body_of(node.child_by_field_name("consequence")))]
+        for alt in node.children_by_field_name("alternative"):
+            if alt.type == "elif_clause":
+                arms.append((alt.child_by_field_name("condition"), self.body_of(alt.child_by_field_name("consequence"))))
+            else:
+                arms.append((None, self.body_of(alt.child_by_field_name("body"))))
+        guard_id = next(self.guard_ids)
+        before = {k: set(v) for k, v in self.bindings.items()}
+        merged: dict[str, set[int]] = {}
+        has_else = arms[-1][0] is None and len(arms) > 1
+        for index, (arm_cond, body) in enumerate(arms):
+            if index > 0 and arm_cond is not None:
+                self.use(self.reads(arm_cond, node).uses, arm_cond, "condition")
+            self.bindings = {k: set(v) for k, v in before.items()}
+            text = self.text(cond) if cond is not None else ""
+            self.guard_stack.append(Guard(guard_id, index, text, self.m.location(cond or node)))
+            self.block(body)
+            self.guard_stack.pop()
+            for key, oids in self.bindings.items():
+                merged.setdefault(key, set()).update(oids)
+        if not has_else:
+            for key, oids in before.items():
+                merged.setdefault(key, set()).update(oids)
+        self.bindings = merged
+
+    def loop(self, node: Node) -> None:
+        loop_id = next(self.loop_ids)
+        values, contents = self.changed_in(node)
+        self.loop_bounds[loop_id] = [None, None, node, values, contents]
+        if node.type == "for_statement":
+            right = node.child_by_field_name("right")
+            self.use(self.reads(right, node).uses, right or node, "iteration")
+        self.loop_stack.append(loop_id)
+        # The loop stands for the kernels its body launches: one launch site.
+        self.event(Op.LAUNCH, "loop", node, launches=1, detail="loop")
+        if node.type == "while_statement":
+            cond = node.child_by_field_name("condition")
+            self.use(self.reads(cond, node).uses, cond or node, "condition")
+        else:
+            left = node.child_by_field_name("left")
+            for target in _flatten_targets([left] if left is not None else []):
+                self.unbind(self.text(target), node)
+        self.block(self.body_of(node.child_by_field_name("body")))
+        self.loop_stack.pop()
+        alt = node.child_by_field_name("alternative")
+        if alt is not None:
+            self.block(self.body_of(alt.child_by_field_name("body")))
+
+    def changed_in(self, loop: Node) -> tuple[set[str], set[str]]:
+        values: set[str] = set()
+        contents: set[str] = set()
+        for n in _walk(loop):
+            if n.type in ("assignment", "augmented_assignment"):
+                left = n.child_by_field_name("left")
+                for target in _flatten_targets([left] if left is not None else []):
+                    if target.type == "identifier":
+                        values.add(self.text(target))
+                    else:
+                        root = _root_name(self, target)
+                        if root:
+                            contents.add(root)
+            elif n.type == "for_statement":
+                left = n.child_by_field_name("left")
+                for target in _flatten_targets([left] if left is not None else []):
+                    values.add(self.text(target))
+            elif n.type == "call":
+                function = n.child_by_field_name("function")
+                method = None
+                if function is not None and function.type == "attribute":
+                    method = self.text(function.child_by_field_name("attribute"))
+                    if method not in CONST_METHODS:
+                        root = _root_name(self, function.child_by_field_name("object"))
+                        if root:
+                            contents.add(root)
+                args = n.child_by_field_name("arguments")
+                qual = self.m.qualify(function)
+                if args is not None and method not in CONST_METHODS and not qual.startswith(
+                        ("torch.", "cupy.", "numpy.", "numba.")) and qual not in (
+                        "print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str"):
+                    for a in args.named_children:
+                        root = _root_name(self, a)
+                        if root:
+                            contents.add(root)
+            elif n.type == "named_expression":
+                values.add(self.text(n.child_by_field_name("name")))
+        return values, contents
+
+    # ------------------------------------------------------------------ expressions
+    def reads(self, node: Node | None, stmt: Node) -> _Value:
+        """Evaluate an expression only for the device objects it reads."""
+        if node is None:
+            return _Value()
+        return self.evaluate(node)
+
+    def api_of(self, node: Node | None) -> str:
+        if node is None:
+            return ""
+        for n in _walk(node):
+            if n.type == "call":
+                return self.m.qualify(n.child_by_field_name("function")) or self.text(n.child_by_field_name("function"))
+        return ""
+
+    def objects_of(self, name: str) -> set[int]:
+        return set(self.bindings.get(name, set()))
+
+    def evaluate(self, node: Node) -> _Value:
+        kind = node.type
+        if kind == "identifier":
+            oids = self.objects_of(self.text(node))
+            return _Value(uses=oids, device=bool(oids))
+        if kind == "call":
+            return self.call(node)
+        if kind == "attribute":
+            obj = self.evaluate(node.child_by_field_name("object"))
+            attr = self.text(node.child_by_field_name("attribute"))
+            if attr in HOST_RESULT or attr in ("T", "mT", "H", "real", "imag", "data", "grad"):
+                return _Value(uses=obj.uses, device=obj.device and attr not in HOST_RESULT, api=attr)
+            return _Value(uses=obj.uses, device=False)
+        if kind == "subscript":
+            base = node.child_by_field_name("value")
+            inner = self.evaluate(base) if base is not None else _Value()
+            extra: set[int] = set()
+            for sub in node.children_by_field_name("subscript"):
+                extra |= self.evaluate(sub).uses
+            size = None
+            if inner.uses and base is not None and base.type == "identifier":
+                extent = self.slice_extent(node)
+                if isinstance(extent, Size):
+                    size = extent
+            if size is not None:
+                self.use(inner.uses, node, "slicing", size=size)
+                return _Value(uses=extra, device=inner.device, api="slice")
+            return _Value(uses=inner.uses | extra, device=inner.device, api="subscript")
+        if kind in ("binary_operator", "boolean_operator", "comparison_operator", "unary_operator", "not_operator"):
+            value = _Value()
+            for child in node.named_children:
+                part = self.evaluate(child)
+                value.uses |= part.uses
+                value.device |= part.device
+            value.api = "operator" if value.device else ""
+            return value
+        if kind in ("lambda", "generator_expression", "list_comprehension", "dictionary_comprehension",
+                    "set_comprehension"):
+            value = _Value()
+            for n in _walk(node):
+                if n.type == "identifier":
+                    value.uses |= self.objects_of(self.text(n))
+            return value
+        value = _Value()
+        for child in node.named_children:
+            part = self.evaluate(child)
+            value.uses |= part.uses
+        return value
+
+    def slice_extent(self, subscript: Node) -> Size | str | None:
+        """`x[:n]` -> Size of `n`; `x[:]`/`x[...]` -> "full"; anything else -> None."""
+        subs = subscript.children_by_field_name("subscript")
+        if len(subs) != 1:
+            return None
+        sub = subs[0]
+        if sub.type == "ellipsis":
+            return "full"
+        if sub.type != "slice":
+            return None
+        text = self.text(sub).replace(" ", "")
+        if text == ":" or text == "::":
+            return "full"
+        parts = text.split(":")
+        if len(parts) >= 2 and parts[0] == "" and parts[1] and (len(parts) == 2 or parts[2] == ""):
+            stop = next((c for c in sub.named_children), None)
+            value = self.m.fold(stop)
+            names = frozenset(_identifiers(self, stop)) if stop is not None else frozenset()
+            return Size(value, parts[1], value is not None, names | self.derived_names(names))
+        return None
+
+    def derived_names(self, names: frozenset[str]) -> frozenset[str]:
+        out: set[str] = set()
+        pending = list(names)
+        while pending:
+            for n in self.derived.get(pending.pop(), ()):
+                if n not in out and n not in names:
+                    out.add(n)
+                    pending.append(n)
+        return frozenset(out)
+
+    def call(self, node: Node) -> _Value:
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        qual = self.m.qualify(function)
+        last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
+        positional: list[Node] = []
+        keywords: dict[str, Node] = {}
+        for a in (args.named_children if args is not None else []):
+            if a.type == "keyword_argument":
+                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+            elif a.type != "comment":
+                positional.append(a)
+        uses: set[int] = set()
+        receiver: _Value | None = None
+        if function is not None and function.type == "attribute":
+            receiver = self.evaluate(function.child_by_field_name("object"))
+        # out= targets are written, not read.
+        out_node = keywords.pop("out", None)
+        for a in positional + [v for v in keywords.values() if v is not None]:
+            uses |= self.evaluate(a).uses
+        out_oids = self.objects_of(self.text(out_node)) if out_node is not None and out_node.type == "identifier" else set()
+        if out_oids:
+            self.write(out_oids, Op.COPY, f"{last}(out=)", node, full=True)
+
+        device_kw = keywords.get("device")
+        on_device = self.is_cuda_device(device_kw)
+        size = self.size_of(positional)
+
+        # Framework factories.
+        if qual.startswith("torch.") and qual.count(".") == 1 and last in TORCH_FACTORIES:
+            like = last.endswith("_like") and positional and self.evaluate(positional[0]).device
+            if on_device or (like and device_kw is None):
+                return _Value(uses=uses if not like else set(), device=True, api=qual, size=size,
+                              initialising=last in INITIALISING)
+            return _Value(uses=uses, device=False, api=qual, size=size)
+        if qual.startswith("cupy.") and qual.count(".") == 1 and last in CUPY_FACTORIES:
+            return _Value(uses=uses, device=True, api=qual, size=size, initialising=last in INITIALISING,
+                          transfer_from=_identifiers(self, positional[0]) if last in ("array", "asarray") and positional
+                          and not self.evaluate(positional[0]).device else None)
+        if qual in ("cupy.cuda.alloc", "cupy.cuda.Memory", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.alloc"):
+            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
+        if qual.startswith("numba.cuda.") and last in NUMBA_RAW:
+            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
+        if qual == "numba.cuda.to_device" and positional:
+            source = self.evaluate(positional[0])
+            return _Value(uses=uses, device=True, api=qual, size=size, initialising=False,
+                          transfer_from=None if source.device else _identifiers(self, positional[0]))
+        if last in ("cudaMalloc", "cuMemAlloc", "cuMemAlloc_v2", "cudaMallocManaged") and (
+                qual.startswith("cuda.") or qual in ("cudaMalloc", "cuMemAlloc")):
+            return _Value(uses=uses, device=True, kind="device", api=qual, size=size, cuda_pointer=True)
+        if last in ("cudaFree", "cuMemFree", "cuMemFree_v2", "cudaFreeAsync") and positional:
+            oids = self.objects_of(self.text(positional[0]))
+            if oids:
+                event = self.event(Op.FREE, last, node)
+                for oid in oids:
+                    self.objects[oid].frees.append(event)
+            return _Value()
+        if qual in ("torch.cuda.empty_cache",) or last == "free_all_blocks" or last == "free_all_free":
+            self.event(Op.FLUSH, qual or last, node)
+            return _Value()
+        if last == "copyto" and qual.startswith("cupy") and positional:
+            dst = self.objects_of(self.text(positional[0]))
+            if dst:
+                rest = set()
+                for a in positional[1:]:
+                    rest |= self.evaluate(a).uses
+                self.use(rest, node, qual)
+                self.write(dst, Op.COPY, qual, node, full=True)
+                return _Value()
+
+        # Methods on device objects.
+        if receiver is not None:
+            recv_node = function.child_by_field_name("object")
+            recv_name = self.text(recv_node) if recv_node is not None and recv_node.type == "identifier" else ""
+            if last in FULL_WRITE_METHODS and receiver.uses and recv_name:
+                self.use(uses, node, last)
+                self.write(self.objects_of(recv_name), FULL_WRITE_METHODS[last], f".{last}()", node, full=True)
+                return _Value(device=True)
+            if last in ("cuda", "to"):
+                target = keywords.get("device") or (positional[0] if positional else None)
+                to_device = last == "cuda" or self.is_cuda_device(target)
+                if to_device and not receiver.device:
+                    staged = None
+                    if recv_node is not None and recv_node.type == "call":
+                        inner_qual = self.m.qualify(recv_node.child_by_field_name("function"))
+                        if inner_qual.startswith("torch.") and inner_qual.rsplit(".", 1)[-1] in TORCH_FACTORIES:
+                            staged = inner_qual
+                    elif recv_name in self.host_factories and self.name_counts.get(recv_name, 0) <= 2:
+                        staged = self.host_factories[recv_name]
+                    names = _identifiers(self, recv_node) if recv_node is not None else set()
+                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()", transfer_from=names,
+                                  staged_factory=staged)
+                if to_device or receiver.device:
+                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
+            if last in TORCH_NEW and receiver.device:
+                return _Value(uses=uses, device=True, api=f".{last}()", size=size, initialising=last in INITIALISING)
+            if receiver.device and last.endswith("_") and recv_name:
+                # An in-place method (`add_`, `index_add_`): a use that writes.
+                self.use(uses, node, f".{last}()")
+                self.use(self.objects_of(recv_name), node, f".{last}()", writes=True)
+                return _Value(device=True)
+            if receiver.device and last not in HOST_RESULT:
+                return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
+            return _Value(uses=uses | receiver.uses, device=False, api=f".{last}()" if receiver.uses else qual)
+        # Functions of the frameworks computing on device objects give device objects.
+        if uses and qual.startswith(("torch.", "cupy.")):
+            return _Value(uses=uses, device=True, api=qual)
+        return _Value(uses=uses, device=False, api=qual)
+
+    def size_of(self, positional: list[Node]) -> Size | None:
+        if not positional:
+            return None
+        shape = positional[0] if len(positional) == 1 else None
+        nodes = positional if shape is None else [shape]
+        values = [self.m.fold(n) for n in nodes]
+        names = frozenset().union(*(_identifiers(self, n) for n in nodes))
+        text = "*".join(self.text(n) for n in nodes)
+        total: int | None = 1
+        for v in values:
+            total = None if total is None or v is None else total * v
+        constant = total is not None and all(n in self.m.constants for n in names)
+        return Size(total, text if total is None else str(total), constant, names | self.derived_names(names))
+
+    def is_cuda_device(self, node: Node | None) -> bool:
+        if node is None:
+            return False
+        text = self.text(node)
+        if node.type == "string":
+            return "cuda" in text
+        if node.type == "call":
+            args = node.child_by_field_name("arguments")
+            return "device" in self.text(node.child_by_field_name("function")) and args is not None and any(
+                self.is_cuda_device(a) for a in args.named_children)
+        if node.type in ("identifier", "attribute"):
+            return bool(_DEVICE_NAME.search(text))
+        return False
+
+
+def _walk(node: Node | None):
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.named_children))
+
+
+def _flatten_targets(nodes: list[Node]) -> list[Node]:
+    out: list[Node] = []
+    for node in nodes:
+        if node.type in ("pattern_list", "tuple_pattern", "list_pattern", "expression_list", "tuple"):
+            out.extend(_flatten_targets(node.named_children))
+        elif node.type not in ("comment",):
+            out.append(node)
+    return out
+
+
+def _identifiers(scope: _Scope, node: Node | None) -> set[str]:
+    return {scope.text(n) for n in _walk(node) if n.type == "identifier"} if node is not None else set()
+
+
+def _root_name(scope: _Scope, node: Node | None) -> str | None:
+    while node is not None and node.type in ("attribute", "subscript", "call"):
+        node = node.child_by_field_name("object") or node.child_by_field_name("value") or node.child_by_field_name("function")
+    return scope.text(node) if node is not None and node.type == "identifier" else None
