@@ -1,0 +1,131 @@
+"""The Python frontend: imports, device objects, events (docs/python-semantics.md)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from gpulint.history import Access, Op
+from gpulint.static.python import analyse
+
+
+def histories(code: str):
+    unit, skipped = analyse("t.py", code.encode())
+    return {h.name: h for h in unit.histories}, unit
+
+
+def findings(code: str, tmp_path, **settings) -> Counter:
+    from conftest import run_file
+
+    path = tmp_path / "t.py"
+    path.write_text(code)
+    return Counter((f.code, f.location.row) for f in run_file(path, **settings).findings)
+
+
+def test_imports_resolved_whatever_the_alias() -> None:
+    objs, _ = histories("""
+import torch as T
+from torch import zeros as Z
+import cupy as cp
+from numba import cuda as nc
+from cuda.bindings import runtime as rt
+
+def f(n, dev):
+    a = T.empty(n, device=dev)
+    b = Z(n, device="cuda:0")
+    c = cp.ones(n)
+    d = nc.device_array(n)
+    err, e = rt.cudaMalloc(n)
+    h = T.empty(n)              # host: not a device object
+    return a, b, c, d, e
+""")
+    assert set(objs) == {"a", "b", "c", "d", "e"}
+    assert objs["d"].kind == "raw" and objs["e"].kind == "device" and objs["a"].kind == "tensor"
+
+
+def test_derived_values_and_host_results() -> None:
+    objs, _ = histories("""
+import torch
+def f(x_host, device):
+    x = x_host.to(device)
+    y = x * 2
+    z = y.sum()
+    v = z.item()
+    c = z.cpu()
+    return v, c
+""")
+    assert {"x", "y", "z"} <= set(objs) and "v" not in objs and "c" not in objs
+
+
+def test_initialising_factories_write_and_full_overwrites() -> None:
+    objs, _ = histories("""
+import torch
+def f(n, device, src):
+    a = torch.zeros(n, device=device)
+    a.copy_(src)
+    b = torch.empty(n, device=device)
+    torch.add(src, 1, out=b)
+    c = torch.ones(n, device=device)
+    c += 1
+    return a, b, c
+""")
+    a_ops = [(t.event.op, bool(t.access & Access.FULL), t.use) for t in objs["a"].touches]
+    assert a_ops[0] == (Op.MEMSET, True, False) and a_ops[1] == (Op.COPY, True, False)
+    assert objs["b"].touches[0].event.op is Op.COPY and not objs["b"].touches[0].use
+    assert [t.use for t in objs["c"].touches] == [False, True]
+
+
+def test_everyday_training_loop_is_clean(tmp_path) -> None:
+    code = """
+import torch
+import torch.nn.functional as F
+
+def train(model, loader, device, epochs):
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        total = torch.zeros(1, device=device)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.detach()
+        print(epoch, total.item())
+    return model
+"""
+    assert findings(code, tmp_path) == Counter()
+
+
+def test_del_and_rebinding_end_lifetimes(tmp_path) -> None:
+    code = """
+import torch
+def f(n, device, steps):
+    a = torch.ones(n, device=device)
+    b = a * 2
+    del a
+    for _ in range(steps):
+        b = b * 2
+    return b
+"""
+    # `a` is deleted before the loop; `b` is used in it: nothing to report.
+    assert findings(code, tmp_path) == Counter()
+
+
+def test_cuda_python_pointer_leak(tmp_path) -> None:
+    code = """
+from cuda.bindings import runtime as cudart
+def f(n, kernel):
+    err, ptr = cudart.cudaMalloc(n)
+    kernel(ptr)
+    return 0
+def g(n, kernel):
+    err, ptr = cudart.cudaMalloc(n)
+    kernel(ptr)
+    cudart.cudaFree(ptr)
+"""
+    assert findings(code, tmp_path) == Counter({("GL005", 4): 1})
+
+
+def test_syntax_errors_mark_the_scope() -> None:
+    unit, skipped = analyse("t.py", b"import torch\ndef f(d):\n    x = torch.zeros(3, device=d)\n    x +=\n")
+    assert skipped == ["f"]
