@@ -67,6 +67,12 @@ class Guard:
         return self.branch == other.branch and bool(self.condition) and self.condition == other.condition
 
 
+def exclusive(a: Event, b: Event) -> bool:
+    """The two events lie in different arms of the same branch: no run executes both."""
+    arms = {g.id: g.branch for g in a.guards}
+    return any(g.id in arms and arms[g.id] != g.branch for g in b.guards)
+
+
 def guards_within(guards: tuple[Guard, ...] | set[Guard], allowed: set[Guard]) -> bool:
     """Each guard is one of `allowed`, or the same test as one of them."""
     return all(g in allowed or any(g.same_test(a) for a in allowed) for g in guards)
@@ -142,9 +148,14 @@ class Timeline:
     end: Location | None = None  # where the scope ends (closing brace / end of program)
     end_t: int = 0
 
-    def launches_between(self, start_t: float, end_t: float) -> list[Event]:
-        """Events standing for kernel launches strictly between two positions."""
-        return [e for e in self.events if start_t < e.t < end_t and e.launches > 0]
+    def launches_between(self, start_t: float, end_t: float, *ends: Event) -> list[Event]:
+        """Events standing for kernel launches strictly between two positions.
+
+        Launches in a branch arm that excludes one of `ends` (the events bounding the gap) do
+        not run on the same path as it, so they are not in the gap.
+        """
+        return [e for e in self.events if start_t < e.t < end_t and e.launches > 0
+                and not any(exclusive(e, end) for end in ends)]
 
     def exits(self) -> list[Event]:
         return [e for e in self.events if e.op is Op.EXIT]

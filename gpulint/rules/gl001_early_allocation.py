@@ -47,7 +47,7 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if not spans:
             continue
         first = spans[0]
-        gap = h.timeline.launches_between(h.alloc.t, first.start)
+        gap = h.timeline.launches_between(h.alloc.t, first.start, first.first.event)
         distance = sum(e.launches for e in gap)
         if distance < threshold:
             continue

@@ -58,7 +58,7 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             end_related = Related(f"`{h.timeline.name}` ends here", h.timeline.end)
         else:
             continue
-        gap = h.timeline.launches_between(last.end, end_t)
+        gap = h.timeline.launches_between(last.end, end_t, last.last.event, *([free] if free is not None else []))
         distance = sum(e.launches for e in gap)
         if distance < threshold:
             continue

@@ -54,8 +54,10 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             related = [Related(f"{what(e)} touches `{h.name}` but is not a use", e.location) for e in writes[:3]]
             yield make("GL004", h.alloc.location, message, h, related, unused=True)
             continue
-        if h.member:
-            continue  # uses of members are gathered across functions; their guards do not compare
+        if h.member or h.alloc.detail == "derived":
+            continue  # members: guards across functions do not compare; a computed value is not an allocation to move
+        if any(t.event.loops != h.alloc.loops for t in uses):
+            continue  # a guard inside a loop: moving the allocation under it would repeat it
         common = set(uses[0].event.guards)
         for touch in uses[1:]:
             common &= set(touch.event.guards)

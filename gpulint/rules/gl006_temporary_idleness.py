@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Unit
+from gpulint.history import Unit, exclusive
 from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -39,11 +39,13 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     threshold = settings.threshold("GL006")
     for h in lifetime_candidates(unit.histories):
-        if any(not t.definite for t in h.uses):
-            continue  # used through a descriptor or an ambiguous alias: the gaps are not known
+        if h.escaped or any(not t.definite for t in h.uses):
+            continue  # held elsewhere, or used through a descriptor or an ambiguous alias: gaps unknown
         spans = h.use_spans()
         for before, after in zip(spans, spans[1:]):
-            gap = h.timeline.launches_between(before.end, after.start)
+            if exclusive(before.last.event, after.first.event):
+                continue  # uses in different arms of one branch are not consecutive on any path
+            gap = h.timeline.launches_between(before.end, after.start, before.last.event, after.first.event)
             distance = sum(e.launches for e in gap)
             if distance < threshold:
                 continue

@@ -35,6 +35,10 @@ FULL_WRITE_METHODS = {"copy_": Op.COPY, "fill_": Op.MEMSET, "zero_": Op.MEMSET, 
                       "set_": Op.COPY}
 CONST_METHODS = {"size", "dim", "numel", "shape", "dtype", "stride", "get", "keys", "values", "items", "copy",
                  "to", "cuda", "cpu", "numpy", "item", "tolist", "count", "index", "data_ptr"}
+# Framework calls whose result keeps references to the tensors or modules passed in (an
+# optimizer holds the parameters, DDP/FSDP hold the module): what is passed escapes into it.
+RETAINING = ("torch.optim.", "torch.nn.", "torch.distributed.", "torch.utils.", "torch.jit.", "torch.compile",
+             "torch.cuda.graphs", "torch.cuda.make_graphed_callables", "torch.multiprocessing.", "torch.export.")
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -450,8 +454,12 @@ class _Scope:
         else:
             copy = None
         oid = next(self.m.ids)
+        # Computed from other device objects (not a factory, transfer or allocator): "derived".
+        derived = not (value.size is not None or value.transfer_from is not None or value.initialising
+                       or value.kind != "tensor" or value.api.startswith(("torch.", "cupy.", "numba.")))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
-                           names=value.size.names if value.size is not None else frozenset())
+                           names=value.size.names if value.size is not None else frozenset(),
+                           detail="derived" if derived else "")
         history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=value.size, kind=value.kind)
         self.objects[oid] = history
         if copy is not None:
@@ -526,6 +534,15 @@ class _Scope:
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
         self.block(self.body_of(node.child_by_field_name("body")))
+        # A name rebound in the loop and read by the loop carries its new object into the next
+        # iteration (`m = m_next.cuda()` ... `m(inputs)`): that object is used again.
+        carried: set[int] = set()
+        read = _names_read(self, node)
+        for name, oids in self.bindings.items():
+            if name in read:
+                carried |= {o for o in oids if loop_id in self.objects[o].alloc.loops}
+        if carried:
+            self.use(carried, node, "next iteration")
         self.loop_stack.pop()
         alt = node.child_by_field_name("alternative")
         if alt is not None:
@@ -684,6 +701,8 @@ class _Scope:
         receiver: _Value | None = None
         if function is not None and function.type == "attribute":
             receiver = self.evaluate(function.child_by_field_name("object"))
+        elif function is not None and function.type == "identifier":
+            uses |= self.objects_of(self.text(function))  # calling a module moved to the device
         # out= targets are written, not read.
         out_node = keywords.pop("out", None)
         for a in positional + [v for v in keywords.values() if v is not None]:
@@ -695,6 +714,14 @@ class _Scope:
         device_kw = keywords.get("device")
         on_device = self.is_cuda_device(device_kw)
         size = self.size_of(positional)
+        if qual.startswith(RETAINING):
+            held = uses | (receiver.uses if receiver is not None else set())
+            if held:
+                self.use(held, node, qual)
+                event = self.event(Op.ESCAPE, qual, node)
+                for oid in held:
+                    self.objects[oid].escapes.append(event)
+            return _Value()
 
         # Framework factories.
         if qual.startswith("torch.") and qual.count(".") == 1 and last in TORCH_FACTORIES:
@@ -828,6 +855,23 @@ def _flatten_targets(nodes: list[Node]) -> list[Node]:
 
 def _identifiers(scope: _Scope, node: Node | None) -> set[str]:
     return {scope.text(n) for n in _walk(node) if n.type == "identifier"} if node is not None else set()
+
+
+def _names_read(scope: _Scope, node: Node) -> set[str]:
+    """Identifiers read somewhere under `node` (not only assigned to)."""
+    read: set[str] = set()
+    for n in _walk(node):
+        if n.type != "identifier":
+            continue
+        parent = n.parent
+        if parent is not None and parent.type in ("assignment", "augmented_assignment") and \
+                parent.child_by_field_name("left") == n and parent.type == "assignment":
+            continue
+        if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and parent.parent is not None \
+                and parent.parent.type == "assignment":
+            continue
+        read.add(scope.text(n))
+    return read
 
 
 def _root_name(scope: _Scope, node: Node | None) -> str | None:
