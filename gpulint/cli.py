@@ -90,11 +90,12 @@ def rules_cmd() -> None:
     table = Table(show_header=True, header_style="bold", box=None)
     table.add_column("code")
     table.add_column("name")
+    table.add_column("languages")
     table.add_column("needs")
     table.add_column("summary")
     for code in sorted(RULES):
         r = RULES[code]
-        table.add_row(code, r.name, "trace" if r.needs_trace else "source", r.summary)
+        table.add_row(code, r.name, ", ".join(r.languages), "trace" if r.needs_trace else "source", r.summary)
     # A pipe gets full lines, not a table folded to 80 columns.
     Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160).print(table)
 

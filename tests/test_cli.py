@@ -154,3 +154,30 @@ def test_config_in_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.gpulint]\nselekt = ["GL002"]\n')
     result = run("check", "late.cu", cwd=tmp_path)
     assert result.exit_code == 2 and "unknown setting" in result.output
+
+
+PY_EARLY = """\
+import torch
+
+
+def evaluate(model, loader, device):
+    stats = torch.zeros(10, device=device)
+    for x, y in loader:
+        model(x.to(device))
+    stats += 1
+    return stats
+"""
+
+
+def test_cuda_and_python_mixed_in_one_run(tmp_path: Path) -> None:
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "late.cu").write_text(LATE_FREE)
+    (tmp_path / "train.py").write_text(PY_EARLY)
+    (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")  # no GPU framework: skipped
+    result = run("check", "--format", "json", ".", cwd=tmp_path)
+    data = json.loads(result.output)
+    assert [(f["filename"], f["code"], f["location"]["row"]) for f in data] == [
+        ("kernels/late.cu", "GL002", 5), ("kernels/late.cu", "GL003", 7), ("train.py", "GL001", 5)]
+    text = run("check", ".", cwd=tmp_path).output
+    assert "train.py:5:5: GL001 `stats` is allocated at line 5 but first used by `+=` at line 8, after 1 loop" in text
+    assert text.splitlines()[-1] == "Found 3 findings in 3 files (GL001 ×1, GL002 ×1, GL003 ×1)."
