@@ -97,3 +97,15 @@ def test_garbage_does_not_crash(tmp_path: Path, text: str) -> None:
     result = check(tmp_path)
     assert "Traceback" not in result.stderr
     assert result.exit_code in (0, 1)
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\ndef f(:\n", "import torch\nx = torch.zeros(3, device='cuda'\n", "import torch\n" + "(" * 3000,
+    "import torch\nclass A:\n    def f(self):\n        self.x = torch.zeros(1, device='cuda')\n        del self.x, [a, b]\n",
+    "import torch\nfor (a, *b) in c: x = torch.ones(a, device=dev); x[...] += 1\n",
+])
+def test_python_garbage_does_not_crash(tmp_path: Path, text: str) -> None:
+    (tmp_path / "g.py").write_text(text)
+    result = check(tmp_path)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.exit_code in (0, 1)
