@@ -39,8 +39,11 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     threshold = settings.threshold("GL006")
     for h in lifetime_candidates(unit.histories):
-        if h.escaped or any(not t.definite for t in h.uses):
-            continue  # held elsewhere, or used through a descriptor or an ambiguous alias: gaps unknown
+        if (h.escaped and h.kind not in ("tensor", "raw")) or any(not t.definite for t in h.uses):
+            # A CUDA pointer held by code gpulint cannot see, or used through a descriptor or an
+            # ambiguous alias: its gaps are not known. (A Python object that escapes is still
+            # used only where its name is.)
+            continue
         spans = h.use_spans()
         for before, after in zip(spans, spans[1:]):
             if exclusive(before.last.event, after.first.event):

@@ -55,7 +55,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             roots = {n.split(".", 1)[0] for n in event.names}
             if roots & loop.modified or set(event.names) & loop.modified or (roots - {event.detail}) & loop.written:
                 continue
-            writers = [t for t in h.touches if t is not touch and loop.id in t.event.loops and t.access & Access.WRITE]
+            writers = [t for t in h.touches if t is not touch and not t.by_alloc and loop.id in t.event.loops
+                       and t.access & Access.WRITE]
             if writers:
                 continue
             message = (f"{what(event)} into `{h.name}` inside the loop at line {loop.location.row} copies the same host "

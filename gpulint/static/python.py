@@ -37,8 +37,17 @@ CONST_METHODS = {"size", "dim", "numel", "shape", "dtype", "stride", "get", "key
                  "to", "cuda", "cpu", "numpy", "item", "tolist", "count", "index", "data_ptr"}
 # Framework calls whose result keeps references to the tensors or modules passed in (an
 # optimizer holds the parameters, DDP/FSDP hold the module): what is passed escapes into it.
-RETAINING = ("torch.optim.", "torch.nn.", "torch.distributed.", "torch.utils.", "torch.jit.", "torch.compile",
-             "torch.cuda.graphs", "torch.cuda.make_graphed_callables", "torch.multiprocessing.", "torch.export.")
+# Constructors (`torch.optim.SGD`, `torch.nn.parallel.DistributedDataParallel`,
+# `torch.utils.data.DataLoader`, `torch.multiprocessing.Process`) and these wrappers:
+RETAINING_FUNCTIONS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.export.export",
+                       "torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
+                       "torch.distributed.tensor.parallel.parallelize_module", "torch.cuda.make_graphed_callables",
+                       "torch.nn.utils.parametrize.register_parametrization"}
+
+
+def _retains(qual: str) -> bool:
+    last = qual.rsplit(".", 1)[-1]
+    return qual in RETAINING_FUNCTIONS or (qual.startswith("torch.") and last[:1].isupper())
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -319,10 +328,18 @@ class _Scope:
         elif kind in ("return_statement", "raise_statement"):
             value = node.named_children[0] if node.named_children else None
             if value is not None and kind == "return_statement":
-                oids = self.reads(value, node).uses
-                if oids:
+                # What is handed back escapes; what is only read to compute a host result does not.
+                parts = value.named_children if value.type in ("tuple", "expression_list", "list") else [value]
+                returned: set[int] = set()
+                read: set[int] = set()
+                for part in parts:
+                    part_value = self.evaluate(part)
+                    (returned if part_value.device or part.type in ("dictionary", "list", "tuple") else read).update(
+                        part_value.uses)
+                self.use(read | returned, node, "return")
+                if returned:
                     event = self.event(Op.ESCAPE, "return", node)
-                    for oid in oids:
+                    for oid in returned:
                         self.objects[oid].escapes.append(event)
             elif value is not None:
                 self.reads(value, node)
@@ -714,7 +731,7 @@ class _Scope:
         device_kw = keywords.get("device")
         on_device = self.is_cuda_device(device_kw)
         size = self.size_of(positional)
-        if qual.startswith(RETAINING):
+        if _retains(qual):
             held = uses | (receiver.uses if receiver is not None else set())
             if held:
                 self.use(held, node, qual)
@@ -731,9 +748,11 @@ class _Scope:
                               initialising=last in INITIALISING)
             return _Value(uses=uses, device=False, api=qual, size=size)
         if qual.startswith("cupy.") and qual.count(".") == 1 and last in CUPY_FACTORIES:
-            return _Value(uses=uses, device=True, api=qual, size=size, initialising=last in INITIALISING,
-                          transfer_from=_identifiers(self, positional[0]) if last in ("array", "asarray") and positional
-                          and not self.evaluate(positional[0]).device else None)
+            transfer = (_identifiers(self, positional[0]) if last in ("array", "asarray") and positional
+                        and not self.evaluate(positional[0]).device else None)
+            # A host->device copy initialises the array itself: no separate fill.
+            return _Value(uses=uses, device=True, api=qual, size=size,
+                          initialising=last in INITIALISING and transfer is None, transfer_from=transfer)
         if qual in ("cupy.cuda.alloc", "cupy.cuda.Memory", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.alloc"):
             return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
         if qual.startswith("numba.cuda.") and last in NUMBA_RAW:
