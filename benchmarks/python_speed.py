@@ -942,7 +942,9 @@ def gen_eval(ctx: Ctx, target: int) -> tuple[str, str]:
     loss_sum = task.loss_sum
     if ctx.wants("const_to") and task.kind != "image":  # GL103: constant class weights moved every batch
         norm_before = f"class_weights = torch.ones(num_classes)\nclass_weights[0] = {ctx.pick(0.5, 0.25, 2.0)}"
-        loss_sum = loss_sum[:-1] + f", weight=class_weights.to({d}))"
+        norm_line += f"\nweights = class_weights.to({d})"
+        loss_sum = loss_sum.replace("logits.reshape(-1, VOCAB_SIZE)", "logits.flatten(0, 1)")
+        loss_sum = loss_sum.replace("targets.reshape(-1)", "targets.flatten()")[:-1] + ", weight=weights)"
     early_made = early_used = ""
     if ctx.wants("early"):  # GL001: made before the loop over batches, first used after it
         early_made = f"class_ids = torch.arange(num_classes, device={d})"

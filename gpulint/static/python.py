@@ -486,7 +486,8 @@ class _Scope:
             history.touches.append(Touch(init, Access.WRITE | Access.FULL, use=False, size=value.size, by_alloc=True))
         return {oid}
 
-    def use(self, oids: set[int], node: Node, api: str, size: Size | None = None, writes: bool = False) -> None:
+    def use(self, oids: set[int], node: Node, api: str, size: Size | None = None, writes: bool = False,
+            definite: bool = True) -> None:
         """A use: reads (and, for in-place operations, writes) the objects."""
         oids = {o for o in oids if o in self.objects}
         if not oids:
@@ -496,7 +497,8 @@ class _Scope:
         access = Access.READ | (Access.WRITE if writes else Access.NONE)
         for oid in oids:
             h = self.objects[oid]
-            h.touches.append(Touch(event, access, use=True, size=size if size is not None else h.size))
+            h.touches.append(Touch(event, access, use=True, size=size if size is not None else h.size,
+                                   definite=definite))
 
     def write(self, oids: set[int], op: Op, api: str, node: Node, full: bool) -> None:
         event = self.event(op, api, node)
@@ -734,7 +736,8 @@ class _Scope:
         if _retains(qual):
             held = uses | (receiver.uses if receiver is not None else set())
             if held:
-                self.use(held, node, qual)
+                # From here on the holder uses them whenever it likes: uses we cannot see.
+                self.use(held, node, qual, definite=False)
                 event = self.event(Op.ESCAPE, qual, node)
                 for oid in held:
                     self.objects[oid].escapes.append(event)
