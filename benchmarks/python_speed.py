@@ -25,7 +25,7 @@ only, and the script says so instead of judging the target.
 makes sense on an otherwise idle machine. flake8 is not installed by this script: without it
 (`pip install flake8`) its row reads "unavailable".
 
-    python benchmarks/python_speed.py                  # 200 files, ~44,000 lines
+    python benchmarks/python_speed.py                  # 200 files, ~45,000 lines
     python benchmarks/python_speed.py --markdown       # also a table for the README
     python benchmarks/python_speed.py --files 400 --lines-per-file 250 --out /tmp/pycorpus
 
