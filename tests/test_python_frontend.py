@@ -129,3 +129,40 @@ def g(n, kernel):
 def test_syntax_errors_mark_the_scope() -> None:
     unit, skipped = analyse("t.py", b"import torch\ndef f(d):\n    x = torch.zeros(3, device=d)\n    x +=\n")
     assert skipped == ["f"]
+
+
+def test_unbound_transfers_wrapped_pointers_and_host_only_loops(tmp_path) -> None:
+    code = """
+import torch
+import torch.nn.functional as F
+from cuda.bindings import runtime as cudart
+
+
+def weighted(model, loader, class_weights, device):
+    for x, y in loader:
+        out = model(x.to(device))
+        loss = F.cross_entropy(out, y.to(device), weight=class_weights.to(device))
+        loss.backward()
+
+
+def frames(n, kernel, count, check):
+    for i in range(count):
+        ptr = check(cudart.cudaMalloc(n))
+        kernel(ptr)
+        check(cudart.cudaFree(ptr))
+
+
+def histogram(data, device, nbins):
+    edges = torch.linspace(0, 1, nbins + 1, device=device)
+    names = []
+    for i in range(nbins):
+        names.append(str(i))
+    counts = [((data >= lo) & (data < hi)).sum() for lo, hi in zip(edges[:-1], edges[1:])]
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        print(lo, hi)
+    return counts, names
+"""
+    # class_weights.to(device) is the same every batch (GL103, line 10); the cudaMalloc wrapped in
+    # an error check is still a driver allocation per frame (GL101, line 16). The loop that only
+    # appends names launches nothing, and the last loop reads `edges` while it runs: no GL001/GL002.
+    assert findings(code, tmp_path) == Counter({("GL103", 10): 1, ("GL101", 16): 1})

@@ -48,6 +48,17 @@ RETAINING_FUNCTIONS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "
 def _retains(qual: str) -> bool:
     last = qual.rsplit(".", 1)[-1]
     return qual in RETAINING_FUNCTIONS or (qual.startswith("torch.") and last[:1].isupper())
+# Calls that never launch GPU work: a loop that makes only these is not a launch site.
+HOST_ONLY_CALLS = {"print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str",
+                   "list", "dict", "set", "tuple", "sorted", "sum", "abs", "round", "open", "format", "repr",
+                   "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.set_device",
+                   "cupy.cuda.Stream", "cupy.cuda.Event", "cupy.cuda.Device", "numba.cuda.stream", "numba.cuda.event"}
+HOST_ONLY_PREFIXES = ("time.", "logging.", "os.", "sys.", "math.", "random.", "json.", "re.", "itertools.",
+                      "cuda.bindings.runtime.cudaStream", "cuda.bindings.runtime.cudaEvent", "cuda.cudart.cudaStream",
+                      "cuda.cudart.cudaEvent")
+HOST_ONLY_METHODS = {"append", "extend", "insert", "pop", "join", "format", "keys", "values", "items", "get",
+                     "update", "write", "read", "close", "synchronize", "record", "destroy", "split", "strip",
+                     "startswith", "endswith", "replace", "lower", "upper", "info", "debug", "warning", "error"}
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -407,9 +418,9 @@ class _Scope:
             "pattern_list", "tuple_pattern") and len(right.named_children) == len(targets) else [right]
         if len(values) == len(targets):
             for target, value_node in zip(targets, values):
-                self.bind(target, self.evaluate(value_node), node, value_node)
+                self.bind(target, self.evaluate(value_node, bound=target.type == "identifier"), node, value_node)
             return
-        value = self.evaluate(right)
+        value = self.evaluate(right, bound=True)
         if value.cuda_pointer and len(targets) >= 2:
             # cuda-python: `err, ptr = cudart.cudaMalloc(n)`
             for target in targets:
@@ -539,12 +550,14 @@ class _Scope:
         loop_id = next(self.loop_ids)
         values, contents = self.changed_in(node)
         self.loop_bounds[loop_id] = [None, None, node, values, contents]
+        self.loop_stack.append(loop_id)
+        # The loop stands for the kernels its body launches: one launch site (none for a loop that
+        # calls nothing that could launch one).
+        self.event(Op.LAUNCH, "loop", node, launches=1 if self.launches_work(node) else 0, detail="loop")
         if node.type == "for_statement":
+            # `zip(edges[:-1], edges[1:])` is consumed while the loop runs: a use inside it.
             right = node.child_by_field_name("right")
             self.use(self.reads(right, node).uses, right or node, "iteration")
-        self.loop_stack.append(loop_id)
-        # The loop stands for the kernels its body launches: one launch site.
-        self.event(Op.LAUNCH, "loop", node, launches=1, detail="loop")
         if node.type == "while_statement":
             cond = node.child_by_field_name("condition")
             self.use(self.reads(cond, node).uses, cond or node, "condition")
@@ -566,6 +579,20 @@ class _Scope:
         alt = node.child_by_field_name("alternative")
         if alt is not None:
             self.block(self.body_of(alt.child_by_field_name("body")))
+
+    def launches_work(self, loop: Node) -> bool:
+        """Whether a loop's body calls anything that may launch GPU work."""
+        for n in _walk(loop.child_by_field_name("body")):
+            if n.type != "call":
+                continue
+            function = n.child_by_field_name("function")
+            qual = self.m.qualify(function)
+            method = self.text(function.child_by_field_name("attribute")) if function is not None and \
+                function.type == "attribute" else ""
+            if qual in HOST_ONLY_CALLS or qual.startswith(HOST_ONLY_PREFIXES) or method in HOST_ONLY_METHODS:
+                continue
+            return True
+        return False
 
     def changed_in(self, loop: Node) -> tuple[set[str], set[str]]:
         values: set[str] = set()
@@ -624,13 +651,23 @@ class _Scope:
     def objects_of(self, name: str) -> set[int]:
         return set(self.bindings.get(name, set()))
 
-    def evaluate(self, node: Node) -> _Value:
+    def evaluate(self, node: Node, bound: bool = False) -> _Value:
+        """The value of an expression; `bound` when it is the right-hand side of a binding."""
         kind = node.type
         if kind == "identifier":
             oids = self.objects_of(self.text(node))
             return _Value(uses=oids, device=bool(oids))
         if kind == "call":
-            return self.call(node)
+            value = self.call(node)
+            if value.transfer_from is not None and not bound:
+                # `loss(out, w.to(device))`: an unnamed device copy, made and used right here.
+                temp = self.new_object(value, self.stmt_node or node, self.text(node))
+                self.use(temp, node, value.api)
+                end = self.event(Op.FREE, "end of expression", node)  # a temporary dies with its statement
+                for oid in temp:
+                    self.objects[oid].frees.append(end)
+                return _Value(uses=set(), device=True, api=value.api)
+            return value
         if kind == "attribute":
             obj = self.evaluate(node.child_by_field_name("object"))
             attr = self.text(node.child_by_field_name("attribute"))
@@ -724,8 +761,10 @@ class _Scope:
             uses |= self.objects_of(self.text(function))  # calling a module moved to the device
         # out= targets are written, not read.
         out_node = keywords.pop("out", None)
+        arg_values: list[_Value] = []
         for a in positional + [v for v in keywords.values() if v is not None]:
-            uses |= self.evaluate(a).uses
+            arg_values.append(self.evaluate(a))
+            uses |= arg_values[-1].uses
         out_oids = self.objects_of(self.text(out_node)) if out_node is not None and out_node.type == "identifier" else set()
         if out_oids:
             self.write(out_oids, Op.COPY, f"{last}(out=)", node, full=True)
@@ -824,6 +863,11 @@ class _Scope:
         # Functions of the frameworks computing on device objects give device objects.
         if uses and qual.startswith(("torch.", "cupy.")):
             return _Value(uses=uses, device=True, api=qual)
+        if len(positional) == 1 and arg_values and arg_values[0].cuda_pointer:
+            # `ptr = checkCudaErrors(cudart.cudaMalloc(n))`: the error-check wrapper returns the pointer.
+            inner = arg_values[0]
+            inner.cuda_pointer = False
+            return inner
         return _Value(uses=uses, device=False, api=qual)
 
     def size_of(self, positional: list[Node]) -> Size | None:
