@@ -166,3 +166,27 @@ def histogram(data, device, nbins):
     # an error check is still a driver allocation per frame (GL101, line 16). The loop that only
     # appends names launches nothing, and the last loop reads `edges` while it runs: no GL001/GL002.
     assert findings(code, tmp_path) == Counter({("GL103", 10): 1, ("GL101", 16): 1})
+
+
+def test_per_device_copies_are_not_loop_invariant(tmp_path) -> None:
+    code = """
+import cupy
+import torch
+
+
+def replicate(host, gpus):
+    copies = []
+    for gpu_id in gpus:
+        with cupy.cuda.Device(gpu_id):
+            copies.append(cupy.array(host))
+    return copies
+
+
+def spread(x, devices):
+    out = []
+    for d in devices:
+        y = x.to(d)
+        out.append(y)
+    return out
+"""
+    assert findings(code, tmp_path) == Counter()

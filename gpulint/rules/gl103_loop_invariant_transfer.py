@@ -55,6 +55,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             roots = {n.split(".", 1)[0] for n in event.names}
             if roots & loop.modified or set(event.names) & loop.modified or (roots - {event.detail}) & loop.written:
                 continue
+            if any(loop.id in e.loops for e in h.escapes):
+                continue  # kept each iteration (`copies.append(cp.array(x))`): one copy per pass is the point
             writers = [t for t in h.touches if t is not touch and not t.by_alloc and loop.id in t.event.loops
                        and t.access & Access.WRITE]
             if writers:

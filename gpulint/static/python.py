@@ -245,6 +245,7 @@ class _Scope:
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
         self.name_counts: dict[str, int] = {}
         self.derived: dict[str, set[str]] = {}
+        self.device_context: list[set[str]] = []  # names selecting the current device (`with Device(i)`)
 
     # ------------------------------------------------------------------ results
     def histories(self) -> list[ObjectHistory]:
@@ -316,10 +317,18 @@ class _Scope:
         elif kind in ("for_statement", "while_statement"):
             self.loop(node)
         elif kind == "with_statement":
+            context: set[str] = set()
             for clause in node.named_children:
                 if clause.type == "with_clause":
                     self.reads(clause, node)
+                    for item in _walk(clause):
+                        if item.type == "call" and self.m.qualify(item.child_by_field_name("function")).rsplit(
+                                ".", 1)[-1] in ("Device", "device", "use_device", "gpus"):
+                            context |= _identifiers(self, item.child_by_field_name("arguments"))
+            # `with cupy.cuda.Device(gpu_id):` — copies inside go to that device: it is an input.
+            self.device_context.append(context)
             self.block(self.body_of(node.child_by_field_name("body")))
+            self.device_context.pop()
         elif kind == "try_statement":
             for child in node.named_children:
                 if child.type == "block":
@@ -476,7 +485,7 @@ class _Scope:
         if value.uses:
             self.use(value.uses, stmt, value.api or "expression")
         if value.transfer_from is not None:
-            names = frozenset(value.transfer_from)
+            names = frozenset(value.transfer_from).union(*self.device_context)
             detail = f"host-factory:{value.staged_factory}" if value.staged_factory else ""
             copy = self.event(Op.COPY, value.api, stmt, direction="h2d", names=names, detail=detail)
         else:
@@ -663,6 +672,10 @@ class _Scope:
                 # `loss(out, w.to(device))`: an unnamed device copy, made and used right here.
                 temp = self.new_object(value, self.stmt_node or node, self.text(node))
                 self.use(temp, node, value.api)
+                if _stored_in_container(self, node):
+                    kept = self.event(Op.ESCAPE, "stored", node)
+                    for oid in temp:
+                        self.objects[oid].escapes.append(kept)
                 end = self.event(Op.FREE, "end of expression", node)  # a temporary dies with its statement
                 for oid in temp:
                     self.objects[oid].frees.append(end)
@@ -846,6 +859,7 @@ class _Scope:
                     elif recv_name in self.host_factories and self.name_counts.get(recv_name, 0) <= 2:
                         staged = self.host_factories[recv_name]
                     names = _identifiers(self, recv_node) if recv_node is not None else set()
+                    names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
                     return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()", transfer_from=names,
                                   staged_factory=staged)
                 if to_device or receiver.device:
@@ -921,6 +935,16 @@ def _flatten_targets(nodes: list[Node]) -> list[Node]:
 
 def _identifiers(scope: _Scope, node: Node | None) -> set[str]:
     return {scope.text(n) for n in _walk(node) if n.type == "identifier"} if node is not None else set()
+
+
+def _stored_in_container(scope: _Scope, node: Node) -> bool:
+    """`copies.append(cp.array(x))`, `d[k] = ...`-like container methods keep the value."""
+    parent = node.parent
+    if parent is None or parent.type != "argument_list" or parent.parent is None:
+        return False
+    function = parent.parent.child_by_field_name("function")
+    return function is not None and function.type == "attribute" and scope.text(
+        function.child_by_field_name("attribute")) in ("append", "extend", "insert", "add", "put", "setdefault")
 
 
 def _names_read(scope: _Scope, node: Node) -> set[str]:
