@@ -161,6 +161,46 @@ class Timeline:
         return [e for e in self.events if e.op is Op.EXIT]
 
 
+class TimelineBuilder:
+    """Appends a scope's events in order, numbering them and keeping the bounds of its loops.
+
+    Both static frontends (CUDA and Python) build their timelines through this, so events and
+    loops mean the same thing whichever lowering made them.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.timeline = Timeline(name=name)
+        self.t = 0
+        self._loops: dict[int, list] = {}
+
+    def open_loop(self, loop_id: int, location: Location, modified: set[str], written: set[str]) -> None:
+        self._loops[loop_id] = [None, None, location, frozenset(modified), frozenset(written)]
+
+    def append(self, op: Op, api: str, location: Location, loops: tuple[int, ...], guards: tuple[Guard, ...],
+               stmt_start: int | None, stmt_end: int | None, **kwargs) -> Event:
+        self.t += 1
+        event = Event(t=self.t, op=op, api=api, location=location, loops=loops, guards=guards,
+                      stmt_start=stmt_start, stmt_end=stmt_end, **kwargs)
+        self.timeline.events.append(event)
+        for loop_id in loops:
+            bounds = self._loops[loop_id]
+            if bounds[0] is None:
+                bounds[0] = self.t
+            bounds[1] = self.t
+        return event
+
+    def finish(self, end: Location, reachable_end: bool, end_api: str) -> Timeline:
+        """Close the scope at `end`; an exit event there unless the end cannot be reached."""
+        self.timeline.end = end
+        if reachable_end:
+            self.append(Op.EXIT, end_api, end, (), (), None, None, detail="end")
+        self.timeline.end_t = self.t + 1
+        for loop_id, (first, last, location, modified, written) in self._loops.items():
+            if first is not None:  # a loop with no events in it needs no bounds
+                self.timeline.loops[loop_id] = Loop(loop_id, first, last, location, modified, written)
+        return self.timeline
+
+
 @dataclass
 class ObjectHistory:
     """Everything known about one GPU object, in order."""

@@ -1602,7 +1602,7 @@ class _Lowering:
             nonlocal current, labels
             if current is not None and current[2]:
                 sp = self.span(current[0], current[1])
-                cases.append(s.If(sp, _case_condition(cond, labels, sp), s.Block(sp, current[2]), None))
+                cases.append(s.If(sp, s.case_condition(cond, labels, sp), s.Block(sp, current[2]), None))
                 labels = []
             current = None
 
@@ -2193,18 +2193,6 @@ def _conditional_regions(source: bytes) -> list[tuple[int, int]]:
         if not guard:
             regions.append((begin, len(source)))
     return regions
-
-
-def _case_condition(value: s.Expr | None, labels: list[s.Expr | None], span: s.Span) -> s.Expr | None:
-    """`switch (v) { case A: case B: ... }` -> `v == A || v == B`; `default` -> `v == default`."""
-    if value is None:
-        return None
-    cond: s.Expr | None = None
-    for label in labels:
-        target = label if label is not None else s.Name(span, "default")
-        test = s.Binary(span, "==", value, target)
-        cond = test if cond is None else s.Binary(span, "||", cond, test)
-    return cond
 
 
 def _parse_macro_value(text: str) -> s.Expr | None:

@@ -329,7 +329,7 @@ class _Lowering:
                     if not inner:
                         continue
                     case_block = s.Block(self.span(case), inner)
-                    cases.append(s.If(self.span(case), _case_condition(cond, labels, self.span(case)), case_block, None))
+                    cases.append(s.If(self.span(case), s.case_condition(cond, labels, self.span(case)), case_block, None))
                     labels = []
             return s.Block(self.span(node), cases)
         if kind == "return_statement":
@@ -559,18 +559,6 @@ def _strip_comments(text: str) -> str:
     """A macro body without its trailing `// ...` or embedded `/* ... */` comments."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     return re.sub(r"//.*", "", text)
-
-
-def _case_condition(value: s.Expr | None, labels: list[s.Expr | None], span: s.Span) -> s.Expr | None:
-    """`switch (v) { case A: case B: ... }` -> `v == A || v == B`; `default` -> `v == default`."""
-    if value is None:
-        return None
-    cond: s.Expr | None = None
-    for label in labels:
-        target = label if label is not None else s.Name(span, "default")
-        test = s.Binary(span, "==", value, target)
-        cond = test if cond is None else s.Binary(span, "||", cond, test)
-    return cond
 
 
 def _is_include_guard(node: Node) -> bool:

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, Loop, ObjectHistory, Op, Size, Timeline, Touch, Unit
+from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
 from gpulint.static.kernels import KernelSummary, pointer_root, summarize
@@ -201,11 +201,10 @@ class _FunctionLowering:
         self.path = ctx.tu.path
         self.source = ctx.tu.source
         self.folder = Folder(ctx.folder.macros, ctx.folder.constants)
-        self.timeline = Timeline(name=function.qualname or function.name)
-        self.t = 0
+        self.builder = TimelineBuilder(function.qualname or function.name)
+        self.timeline = self.builder.timeline
         self.loop_stack: list[int] = []
         self.guard_stack: list[Guard] = []
-        self.loop_bounds: dict[int, list] = {}
         self.loop_ids = itertools.count(1)
         self.guard_ids = itertools.count(1)
         self.bindings: dict[str, set[int]] = {}
@@ -283,20 +282,9 @@ class _FunctionLowering:
 
     # ------------------------------------------------------------------ events
     def event(self, op: Op, api_name: str, span: s.Span, guards: tuple[Guard, ...] | None = None, **kwargs) -> Event:
-        self.t += 1
         stmt = self.stmt_span or span
-        event = Event(
-            t=self.t, op=op, api=api_name, location=self.location(span), loops=tuple(self.loop_stack),
-            guards=tuple(self.guard_stack) if guards is None else guards, stmt_start=stmt.start, stmt_end=stmt.end,
-            **kwargs,
-        )
-        self.timeline.events.append(event)
-        for loop_id in self.loop_stack:
-            bounds = self.loop_bounds[loop_id]
-            if bounds[0] is None:
-                bounds[0] = self.t
-            bounds[1] = self.t
-        return event
+        return self.builder.append(op, api_name, self.location(span), tuple(self.loop_stack),
+                                   tuple(self.guard_stack) if guards is None else guards, stmt.start, stmt.end, **kwargs)
 
     def touch(self, oids: set[int], touch: Touch) -> None:
         for oid in oids:
@@ -357,15 +345,8 @@ class _FunctionLowering:
         body_span = self.function.body.span
         end = s.Span(body_span.end - 1, body_span.end, body_span.end_row, max(1, body_span.end_column - 1),
                      body_span.end_row, body_span.end_column)
-        self.timeline.end = self.location(end)
-        if not isinstance(last, s.Return) and not _ends_program(last):
-            self.stmt_span = end
-            self.event(Op.EXIT, "end of function", end, detail="end")
-        self.timeline.end_t = self.t + 1
-        for loop_id, (first, last_t, span, values, contents) in self.loop_bounds.items():
-            if first is not None:
-                self.timeline.loops[loop_id] = Loop(loop_id, first, last_t, self.location(span), frozenset(values),
-                                                    frozenset(contents))
+        self.builder.finish(self.location(end), not isinstance(last, s.Return) and not _ends_program(last),
+                            "end of function")
         if self.incomplete:
             for h in self.objects.values():
                 h.incomplete = True
@@ -457,7 +438,7 @@ class _FunctionLowering:
             self.stmt(stmt.init)
         loop_id = next(self.loop_ids)
         values, contents = self.modified_in(stmt)
-        self.loop_bounds[loop_id] = [None, None, stmt.span, values, contents]
+        self.builder.open_loop(loop_id, self.location(stmt.span), values, contents)
         self.merge_swapped(stmt)
         self.loop_stack.append(loop_id)
         if stmt.kind != "do" and stmt.cond is not None:

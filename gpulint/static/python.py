@@ -16,7 +16,7 @@ from functools import lru_cache
 from tree_sitter import Language, Node, Parser
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, Loop, ObjectHistory, Op, Size, Timeline, Touch, Unit
+from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
 
 TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
                    "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
@@ -231,13 +231,12 @@ class _Scope:
         self.m = module
         self.name = name
         self.node = node
-        self.timeline = Timeline(name=name)
-        self.t = 0
+        self.builder = TimelineBuilder(name)
+        self.timeline = self.builder.timeline
         self.bindings: dict[str, set[int]] = {}
         self.objects: dict[int, ObjectHistory] = {}
         self.loop_stack: list[int] = []
         self.guard_stack: list[Guard] = []
-        self.loop_bounds: dict[int, list] = {}
         self.loop_ids = itertools.count(1)
         self.guard_ids = itertools.count(1)
         self.has_errors = node.has_error if node.type == "function_definition" else False
@@ -255,17 +254,9 @@ class _Scope:
         return self.m.text(node)
 
     def event(self, op: Op, api: str, node: Node, **kwargs) -> Event:
-        self.t += 1
         stmt = self.stmt_node or node
-        event = Event(t=self.t, op=op, api=api, location=self.m.location(node), loops=tuple(self.loop_stack),
-                      guards=tuple(self.guard_stack), stmt_start=stmt.start_byte, stmt_end=stmt.end_byte, **kwargs)
-        self.timeline.events.append(event)
-        for loop_id in self.loop_stack:
-            bounds = self.loop_bounds[loop_id]
-            if bounds[0] is None:
-                bounds[0] = self.t
-            bounds[1] = self.t
-        return event
+        return self.builder.append(op, api, self.m.location(node), tuple(self.loop_stack), tuple(self.guard_stack),
+                                   stmt.start_byte, stmt.end_byte, **kwargs)
 
     def run(self, body: list[Node]) -> None:
         if self.node.type == "function_definition":
@@ -279,16 +270,7 @@ class _Scope:
                     key = self.text(n)
                     self.name_counts[key] = self.name_counts.get(key, 0) + 1
         self.block(body)
-        end_node = self.node
-        self.timeline.end = Location(self.m.path, end_node.end_point[0] + 1, 1)
-        self.t += 1
-        self.timeline.end_t = self.t
-        self.timeline.events.append(Event(t=self.t, op=Op.EXIT, api="end of scope", location=self.timeline.end,
-                                          detail="end"))
-        for loop_id, (first, last, node, values, contents) in self.loop_bounds.items():
-            if first is not None:
-                self.timeline.loops[loop_id] = Loop(loop_id, first, last, self.m.location(node), frozenset(values),
-                                                    frozenset(contents))
+        self.builder.finish(Location(self.m.path, self.node.end_point[0] + 1, 1), True, "end of scope")
 
     # ------------------------------------------------------------------ statements
     def block(self, stmts: list[Node]) -> None:
@@ -462,11 +444,9 @@ class _Scope:
         else:
             self.host_factories.pop(name, None)
         if value.device:
-            old = self.bindings.get(name, set())
             new = self.new_object(value, stmt, name)
             self.unbind(name, stmt, keep=new)
             self.bindings[name] = new
-            del old
         else:
             self.use(value.uses, stmt, value.api or "assignment")
             self.unbind(name, stmt)
@@ -558,7 +538,7 @@ class _Scope:
     def loop(self, node: Node) -> None:
         loop_id = next(self.loop_ids)
         values, contents = self.changed_in(node)
-        self.loop_bounds[loop_id] = [None, None, node, values, contents]
+        self.builder.open_loop(loop_id, self.m.location(node), values, contents)
         self.loop_stack.append(loop_id)
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
         # calls nothing that could launch one).

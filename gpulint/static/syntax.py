@@ -419,3 +419,15 @@ def strip_templates(text: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out).replace(" ", "")
+
+
+def case_condition(value: Expr | None, labels: list[Expr | None], span: Span) -> Expr | None:
+    """`switch (v) { case A: case B: ... }` -> `v == A || v == B`; `default` -> `v == default`."""
+    if value is None:
+        return None
+    cond: Expr | None = None
+    for label in labels:
+        target = label if label is not None else Name(span, "default")
+        test = Binary(span, "==", value, target)
+        cond = test if cond is None else Binary(span, "||", cond, test)
+    return cond
