@@ -37,7 +37,7 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated or repeated).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Files analysed in parallel [default: all cores].")
@@ -65,7 +65,8 @@ def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend
         for line in report.notes:
             click.echo(f"gpulint: {line}", err=True)
     color = output is None and fmt == "text" and sys.stdout.isatty()
-    _write(FORMATS[fmt](report.findings, color=color, files=report.files), output, color)
+    codes = settings.enabled_codes(sorted(RULES))
+    _write(FORMATS[fmt](report.findings, color=color, files=report.files, rules=codes), output, color)
     if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
         sys.exit(2)
     sys.exit(1 if report.findings else 0)
