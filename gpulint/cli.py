@@ -72,6 +72,53 @@ def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend
     sys.exit(1 if report.findings else 0)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; exit 1 if anything would change.")
+@click.option("--apply", "do_apply", is_flag=True, help="Apply the fixes to the files.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--select", multiple=True, help="Rule codes or prefixes whose fixes to apply.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave alone.")
+@click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
+def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude) -> None:
+    """Apply suggested fixes (safe ones; --unsafe-fixes adds unsafe ones)."""
+    import difflib
+
+    from gpulint.engine import fix_paths, write_atomically
+
+    if show_diff == do_apply:
+        _fail("choose one of --diff and --apply")
+    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
+    try:
+        settings = build({"select": select, "ignore": ignore, "exclude": exclude}, sorted(RULES), threshold_codes)
+    except ConfigError as exc:
+        _fail(str(exc))
+    fixed, errors = fix_paths(list(paths) or ["."], settings, unsafe_fixes)
+    for line in errors:
+        click.echo(f"gpulint: {line}", err=True)
+    changed = [f for f in fixed if f.after != f.before]
+    for f in fixed:
+        if f.problem:
+            click.echo(f"gpulint: {f.display}: {f.problem}", err=True)
+    if show_diff:
+        for f in changed:
+            before = f.before.decode("utf-8").splitlines(keepends=True)
+            after = f.after.decode("utf-8").splitlines(keepends=True)
+            click.echo("".join(difflib.unified_diff(before, after, f"a/{f.display}", f"b/{f.display}")), nl=False)
+        sys.exit(1 if changed else 0)
+    failed = False
+    for f in changed:
+        problem = write_atomically(f)
+        if problem:
+            failed = True
+            click.echo(f"gpulint: {f.display}: {problem}", err=True)
+    total = sum(f.applied for f in changed)
+    remaining = sum(len(f.remaining) for f in fixed)
+    click.echo(f"Fixed {total} finding{'s' if total != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}; "
+               f"{remaining} remaining.", err=True)
+    sys.exit(2 if failed or any(f.problem for f in fixed) else (1 if remaining else 0))
+
+
 @main.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:

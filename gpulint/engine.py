@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulint.config import Settings
-from gpulint.findings import Finding, Location
+from gpulint.findings import Applicability, Finding, Fix, Location
+from gpulint.fixes.builders import remove_comment
 from gpulint.history import Unit
 from gpulint.rules import RULES, RuleSettings
 
@@ -197,6 +198,13 @@ def check_file(path: Path, settings: Settings, codes: list[str]) -> FileResult:
         return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
     if why is not None or data is None:
         return _unreadable(result, display, why or "cannot read")
+    return analyse_source(path, display, data, settings, codes, result)
+
+
+def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
+                   result: FileResult | None = None) -> FileResult:
+    """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses)."""
+    result = result or FileResult(display)
     try:
         if is_python_source(path):
             from gpulint.static.python import analyse
@@ -259,13 +267,19 @@ def apply_suppressions(findings: list[Finding], source: bytes, display: str, cod
             if sup.codes is None:
                 if not sup.used:
                     kept.append(Finding("GL901", rule.name, "`gpulint: ignore` suppresses nothing on this line",
-                                        Location(display, sup.row, sup.column), properties={"origin": "static"}))
+                                        Location(display, sup.row, sup.column), properties={"origin": "static"},
+                                        fix=Fix("remove the unused suppression", Applicability.SAFE,
+                                                (remove_comment(display, source, sup.row, sup.column),))))
                 continue
             unused = sorted(c for c in sup.codes - sup.used if c in codes)
             if unused:
-                kept.append(Finding("GL901", rule.name, f"unused suppression of {', '.join(unused)}",
-                                    Location(display, sup.row, sup.column), properties={"origin": "static",
-                                                                                       "unused": unused}))
+                finding = Finding("GL901", rule.name, f"unused suppression of {', '.join(unused)}",
+                                  Location(display, sup.row, sup.column), properties={"origin": "static",
+                                                                                     "unused": unused})
+                if not sup.used:  # nothing on the line needs it: the whole comment goes
+                    finding.fix = Fix("remove the unused suppression", Applicability.SAFE,
+                                      (remove_comment(display, source, sup.row, sup.column),))
+                kept.append(finding)
     return kept
 
 
@@ -301,3 +315,91 @@ def check_paths(paths: list[str], settings: Settings) -> Report:
         notes.extend(r.notes)
     findings.sort(key=Finding.sort_key)
     return Report(findings, diagnostics, notes, len(files))
+
+
+# ------------------------------------------------------------------------- fixing
+
+
+@dataclass
+class FixedFile:
+    path: Path
+    display: str
+    before: bytes
+    after: bytes
+    applied: int  # fixes applied
+    remaining: list[Finding]
+    problem: str | None = None  # why the file was left untouched
+
+
+def still_parses(path: Path, data: bytes) -> bool:
+    """The fixed text must parse no worse than the original did."""
+    if path.suffix.lower() in PYTHON_SUFFIXES:
+        try:
+            compile(data, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
+        return True
+    from gpulint.static import cuda_treesitter
+
+    return not cuda_treesitter.has_syntax_errors(data)
+
+
+def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max_rounds: int = 10) -> FixedFile | None:
+    """Apply fixes, re-analyse and fix again until nothing changes (bounded); nothing is written."""
+    from gpulint.fixes.edits import apply, choose
+
+    display = display_path(path)
+    data, why = read_source(path, settings)
+    if data is None or why is not None or not is_gpu_source(path, data):
+        return None
+    original_parses = still_parses(path, data)
+    current = data
+    applied = 0
+    findings = analyse_source(path, display, current, settings, codes).findings
+    for _ in range(max_rounds):
+        fixes = choose(findings, unsafe)
+        if not fixes:
+            break
+        edits = [edit for fix in fixes for edit in fix.edits if edit.path == display]
+        candidate = apply(current, edits)
+        if candidate == current:
+            break
+        if original_parses and not still_parses(path, candidate):
+            return FixedFile(path, display, data, data, 0, findings,
+                             problem="the fixed file would no longer parse; left untouched")
+        current = candidate
+        applied += len(fixes)
+        findings = analyse_source(path, display, current, settings, codes).findings
+    return FixedFile(path, display, data, current, applied, findings)
+
+
+def write_atomically(fixed: FixedFile) -> str | None:
+    """Write through a temporary file and a rename, keeping permissions; refuse if the file
+    changed on disk since it was read. Returns why it was not written, or None."""
+    import shutil
+    import tempfile
+
+    try:
+        if fixed.path.read_bytes() != fixed.before:
+            return "changed on disk since it was read; not written"
+        folder = fixed.path.resolve().parent
+        handle, temp = tempfile.mkstemp(prefix=f".{fixed.path.name}.", suffix=".gpulint", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(fixed.after)
+            shutil.copymode(fixed.path, temp)
+            os.replace(temp, fixed.path.resolve())
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+def fix_paths(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[FixedFile], list[str]]:
+    files, errors = discover(paths, settings)
+    codes = settings.enabled_codes(sorted(RULES))
+    results = [r for r in (fix_file(f, settings, codes, unsafe) for f in files) if r is not None]
+    return results, errors

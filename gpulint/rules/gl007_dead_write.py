@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes.builders import empty_instead_of_filled, remove_call
 from gpulint.history import Access, ObjectHistory, Op, Touch, Unit
 from gpulint.rules.common import lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
@@ -73,4 +74,13 @@ def dead_write(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             message = (f"{what(a)} into `{h.name}` at line {a.location.row} is overwritten by {what(b)} at line "
                        f"{b.location.row} before anything reads it")
             related = [Related(f"{what(b)} overwrites `{h.name}`", b.location)]
-            yield make("GL007", a.location, message, h, related)
+            finding = make("GL007", a.location, message, h, related)
+            if first.by_alloc:
+                edit = empty_instead_of_filled(a.location.path, unit.source, a)
+                label = "allocate with `empty`: every element is overwritten before it is read"
+            else:
+                edit = remove_call(a.location.path, unit.source, a)
+                label = f"remove the dead {what(a)}"
+            if edit is not None:
+                finding.fix = Fix(label, Applicability.SAFE, (edit,))
+            yield finding

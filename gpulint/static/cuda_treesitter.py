@@ -54,6 +54,11 @@ def parse(path: str, source: bytes) -> s.TranslationUnit:
     return tu
 
 
+def has_syntax_errors(source: bytes) -> bool:
+    """Whether tree-sitter needs error recovery anywhere in the file."""
+    return _parser().parse(source).root_node.has_error
+
+
 def parse_expression(text: str) -> s.Expr | None:
     """Parse the text of an object-like macro (or any C expression) into an `Expr`."""
     wrapper = f"auto __gpulint_value = ({text});\n".encode()

@@ -1,0 +1,1 @@
+"""Fix builders and the edit model: byte-range replacements, knowing nothing of the engine."""

@@ -1,0 +1,139 @@
+"""`gpulint fix`: diffs, atomic application, re-analysis until stable, nothing half-written."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES, ROOT, run_file
+from gpulint.cli import main
+from gpulint.config import Settings
+from gpulint.engine import fix_file, write_atomically
+from gpulint.rules import RULES
+
+
+def cli(cwd: Path, *args: str):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+DEAD = """\
+__global__ void k(float *a) { a[threadIdx.x] += 1.f; }
+int main() {
+  float *d, h[64] = {0};
+  cudaMalloc(&d, sizeof(h));
+  cudaMemset(d, 0, sizeof(h));  // zero it first
+  cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+  k<<<1, 64>>>(d);
+  cudaFree(d);
+  return 0;
+}
+"""
+
+PY = """\
+import torch
+
+
+def f(src, device):
+    buf = torch.zeros(1024, device=device)
+    buf.copy_(src)
+    return buf
+"""
+
+
+def test_diff_then_apply_then_nothing_left(tmp_path: Path) -> None:
+    (tmp_path / "dead.cu").write_text(DEAD)
+    (tmp_path / "buf.py").write_text(PY)
+    (tmp_path / "dead.cu").chmod(0o640)
+    diff = cli(tmp_path, "fix", "--diff", ".")
+    assert diff.exit_code == 1
+    assert "-  cudaMemset(d, 0, sizeof(h));  // zero it first\n" in diff.stdout
+    assert "-    buf = torch.zeros(1024, device=device)\n+    buf = torch.empty(1024, device=device)\n" in diff.stdout
+    assert (tmp_path / "dead.cu").read_text() == DEAD  # --diff writes nothing
+    applied = cli(tmp_path, "fix", "--apply", ".")
+    assert applied.exit_code == 0, applied.output
+    assert "cudaMemset" not in (tmp_path / "dead.cu").read_text()
+    assert "torch.empty(1024" in (tmp_path / "buf.py").read_text()
+    assert stat.S_IMODE((tmp_path / "dead.cu").stat().st_mode) == 0o640
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".gpulint")]  # no temporary left
+    again = cli(tmp_path, "fix", "--diff", ".")
+    assert again.exit_code == 0 and again.stdout == ""
+
+
+def test_unused_suppression_is_removed(tmp_path: Path) -> None:
+    (tmp_path / "s.cu").write_text(DEAD.replace("  cudaFree(d);", "  cudaFree(d);  // gpulint: ignore[GL002]")
+                                   .replace("  cudaMemset(d, 0, sizeof(h));  // zero it first\n", ""))
+    result = cli(tmp_path, "fix", "--apply", "s.cu")
+    assert result.exit_code == 0, result.output
+    assert "gpulint" not in (tmp_path / "s.cu").read_text()
+    assert "  cudaFree(d);\n" in (tmp_path / "s.cu").read_text()
+
+
+def test_file_changed_on_disk_is_not_written(tmp_path: Path) -> None:
+    path = tmp_path / "dead.cu"
+    path.write_text(DEAD)
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        fixed = fix_file(Path("dead.cu"), Settings(), sorted(RULES), unsafe=False)
+        path.write_text(DEAD + "// edited meanwhile\n")
+        assert "changed on disk" in write_atomically(fixed)
+    finally:
+        os.chdir(old)
+    assert path.read_text().endswith("// edited meanwhile\n")
+
+
+def test_a_fix_that_breaks_parsing_is_not_applied(tmp_path: Path, monkeypatch) -> None:
+    from gpulint import engine
+    from gpulint.findings import Applicability, Edit, Fix
+
+    path = tmp_path / "dead.cu"
+    path.write_text(DEAD)
+    real = engine.analyse_source
+
+    def breaking(p, display, data, settings, codes, result=None):
+        out = real(p, display, data, settings, codes, result)
+        for f in out.findings:
+            f.fix = Fix("break it", Applicability.SAFE, (Edit(display, 0, 0, "}}}{{{ ((( "),))
+        return out
+
+    monkeypatch.setattr(engine, "analyse_source", breaking)
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        fixed = fix_file(Path("dead.cu"), Settings(), sorted(RULES), unsafe=False)
+    finally:
+        os.chdir(old)
+    assert fixed.after == fixed.before and "no longer parse" in fixed.problem
+
+
+def test_every_fix_on_every_fixture(tmp_path: Path) -> None:
+    """Fixed files still compile, the fixed findings are gone, and a second run changes nothing."""
+    work = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, work)
+    before = {p: {(f.code, f.message) for f in run_file(p).findings} for p in work.rglob("*") if p.suffix in (".cu", ".py")}
+    fixable = {p: {(f.code, f.message) for f in run_file(p).findings if f.fix} for p in before}
+    assert sum(len(v) for v in fixable.values()) >= 5  # the fixtures do exercise fixes
+    result = cli(work, "fix", "--apply", ".")
+    assert result.exit_code in (0, 1), result.output
+    nvcc = shutil.which("nvcc")
+    for path, fixed in fixable.items():
+        after = {(f.code, f.message) for f in run_file(path).findings}
+        assert not (fixed & after), f"{path.name}: still {sorted(fixed & after)}"
+        if path.suffix == ".py":
+            compile(path.read_text(), str(path), "exec")
+        elif fixed and nvcc:
+            proc = subprocess.run([nvcc, "-std=c++17", "-c", "-o", str(tmp_path / "x.o"), str(path)],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+    again = cli(work, "fix", "--diff", ".")
+    assert again.exit_code == 0 and again.stdout == ""
