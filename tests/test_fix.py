@@ -7,10 +7,10 @@ import stat
 import subprocess
 from pathlib import Path
 
-import pytest
+
 from click.testing import CliRunner
 
-from conftest import FIXTURES, ROOT, run_file
+from conftest import FIXTURES, run_file
 from gpulint.cli import main
 from gpulint.config import Settings
 from gpulint.engine import fix_file, write_atomically
