@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -80,20 +81,31 @@ def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend
 @click.option("--select", multiple=True, help="Rule codes or prefixes whose fixes to apply.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave alone.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
-def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude) -> None:
+@click.option("--from-sarif", "from_sarif", type=click.Path(dir_okay=False),
+              help="Apply the fixes recorded in this SARIF file (paths relative to the current folder).")
+def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_sarif) -> None:
     """Apply suggested fixes (safe ones; --unsafe-fixes adds unsafe ones)."""
     import difflib
 
-    from gpulint.engine import fix_paths, write_atomically
+    from gpulint.engine import fix_paths, sarif_fixes, write_atomically
+    from gpulint.fixes.from_sarif import FromSarifError
 
     if show_diff == do_apply:
         _fail("choose one of --diff and --apply")
-    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
-    try:
-        settings = build({"select": select, "ignore": ignore, "exclude": exclude}, sorted(RULES), threshold_codes)
-    except ConfigError as exc:
-        _fail(str(exc))
-    fixed, errors = fix_paths(list(paths) or ["."], settings, unsafe_fixes)
+    if from_sarif is not None:
+        try:
+            fixed, errors = sarif_fixes(Path(from_sarif), Path.cwd()), []
+        except FromSarifError as exc:
+            _fail(str(exc))
+    else:
+        fixed, errors = None, []
+    if fixed is None:
+        threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
+        try:
+            settings = build({"select": select, "ignore": ignore, "exclude": exclude}, sorted(RULES), threshold_codes)
+        except ConfigError as exc:
+            _fail(str(exc))
+        fixed, errors = fix_paths(list(paths) or ["."], settings, unsafe_fixes)
     for line in errors:
         click.echo(f"gpulint: {line}", err=True)
     changed = [f for f in fixed if f.after != f.before]

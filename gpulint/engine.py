@@ -403,3 +403,26 @@ def fix_paths(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[
     codes = settings.enabled_codes(sorted(RULES))
     results = [r for r in (fix_file(f, settings, codes, unsafe) for f in files) if r is not None]
     return results, errors
+
+
+def sarif_fixes(sarif: Path, root: Path) -> list[FixedFile]:
+    """The files a SARIF file's recorded fixes would produce (checked by `fixes.from_sarif`)."""
+    from gpulint.fixes.edits import apply
+    from gpulint.fixes.from_sarif import load_edits
+
+    results: list[FixedFile] = []
+    for path, fixes in sorted(load_edits(sarif, root).items()):
+        source = path.read_bytes()
+        taken: list[tuple[int, int]] = []
+        chosen = []
+        for edits in fixes:  # whole fixes, none overlapping one already taken
+            if any(e.start < b and a < e.end or e.start == e.end == a == b for e in edits for a, b in taken):
+                continue
+            chosen.extend(edits)
+            taken.extend((e.start, e.end) for e in edits)
+        after = apply(source, chosen)
+        display = display_path(path)
+        problem = None if still_parses(path, after) or not still_parses(path, source) else \
+            "the fixed file would no longer parse; left untouched"
+        results.append(FixedFile(path, display, source, source if problem else after, len(fixes), [], problem))
+    return results

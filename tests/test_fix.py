@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES, run_file
@@ -137,3 +138,57 @@ def test_every_fix_on_every_fixture(tmp_path: Path) -> None:
             assert proc.returncode == 0, proc.stderr[-2000:]
     again = cli(work, "fix", "--diff", ".")
     assert again.exit_code == 0 and again.stdout == ""
+
+
+def _sarif(tmp_path: Path) -> dict:
+    import json
+
+    (tmp_path / "dead.cu").write_text(DEAD)
+    result = cli(tmp_path, "check", "--format", "sarif", "-o", "gl.sarif", "dead.cu")
+    assert result.exit_code == 1
+    return json.loads((tmp_path / "gl.sarif").read_text())
+
+
+def test_from_sarif_applies_recorded_fixes(tmp_path: Path) -> None:
+    _sarif(tmp_path)
+    result = cli(tmp_path, "fix", "--from-sarif", "gl.sarif", "--apply")
+    assert result.exit_code == 0, result.output
+    assert "cudaMemset" not in (tmp_path / "dead.cu").read_text()
+
+
+@pytest.mark.parametrize("uri, why", [
+    ("../outside.cu", "outside the project root"),
+    ("/etc/passwd", "relative to the project root"),
+    ("file:///tmp/x.cu", "relative to the project root"),
+    ("sub/../../outside.cu", "outside the project root"),
+    ("link/escape.cu", "resolves outside the project root"),
+])
+def test_from_sarif_refuses_paths_outside_the_root(tmp_path: Path, uri: str, why: str) -> None:
+    import json
+
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "escape.cu").write_text(DEAD)
+    (tmp_path / "outside.cu").write_text(DEAD)
+    (project / "link").symlink_to(outside)
+    log = _sarif(project)
+    for result in log["runs"][0]["results"]:
+        for fix in result.get("fixes", []):
+            for change in fix["artifactChanges"]:
+                change["artifactLocation"]["uri"] = uri
+    (project / "gl.sarif").write_text(json.dumps(log))
+    result = cli(project, "fix", "--from-sarif", "gl.sarif", "--apply")
+    assert result.exit_code == 2 and why in result.output
+    assert (outside / "escape.cu").read_text() == DEAD and (tmp_path / "outside.cu").read_text() == DEAD
+    assert (project / "dead.cu").read_text() == DEAD
+
+
+def test_from_sarif_refuses_a_file_that_changed(tmp_path: Path) -> None:
+    _sarif(tmp_path)
+    changed = DEAD.replace("cudaMemset(d, 0, sizeof(h));", "cudaMemset(d, 1, sizeof(h));")
+    (tmp_path / "dead.cu").write_text(changed)
+    result = cli(tmp_path, "fix", "--from-sarif", "gl.sarif", "--apply")
+    assert result.exit_code == 2 and "no longer matches what the SARIF recorded" in result.output
+    assert (tmp_path / "dead.cu").read_text() == changed

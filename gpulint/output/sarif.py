@@ -126,10 +126,16 @@ class _Locator:
 def _fix(fix: Fix, locator: _Locator) -> om.Fix:
     changes: dict[str, list[om.Replacement]] = {}
     for edit in fix.edits:
+        # The deleted text goes along as a snippet, so `fix --from-sarif` can tell whether the
+        # file still says what it said when the SARIF was made.
+        try:
+            deleted = Path(edit.path).read_bytes()[edit.start:edit.end].decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            deleted = None
+        region = om.Region(byte_offset=edit.start, byte_length=edit.end - edit.start,
+                           snippet=om.ArtifactContent(text=deleted) if deleted is not None else None)
         changes.setdefault(edit.path, []).append(om.Replacement(
-            deleted_region=om.Region(byte_offset=edit.start, byte_length=edit.end - edit.start),
-            inserted_content=om.ArtifactContent(text=edit.content),
-        ))
+            deleted_region=region, inserted_content=om.ArtifactContent(text=edit.content)))
     artifact_changes = []
     for path, replacements in changes.items():
         uri, base = locator.uri(path)

@@ -1,0 +1,69 @@
+"""Fixes recorded in a SARIF file (one gpulint wrote in CI, say), checked before they are applied.
+
+Every artifact must lie inside the project root: no absolute paths, no `file:` URIs, no `..`, no
+symlink leading out. Every replaced region must still hold the text the SARIF recorded.
+Anything else refuses the whole file with a clear message: nothing is applied.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
+
+from gpulint.findings import Edit
+
+
+class FromSarifError(Exception):
+    """The SARIF cannot be applied safely; the message says why."""
+
+
+def load_edits(sarif_path: Path, root: Path) -> dict[Path, list[list[Edit]]]:
+    """The recorded fixes by file (each fix a list of edits), after every safety check."""
+    try:
+        log = json.loads(sarif_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FromSarifError(f"{sarif_path}: cannot read SARIF: {exc}") from exc
+    root = root.resolve()
+    fixes: dict[Path, list[list[Edit]]] = {}
+    for run in log.get("runs", []) if isinstance(log, dict) else []:
+        for result in run.get("results", []):
+            for fix in result.get("fixes", []):
+                per_file: dict[Path, list[Edit]] = {}
+                for change in fix.get("artifactChanges", []):
+                    path = _inside(change.get("artifactLocation", {}), root)
+                    source = path.read_bytes()
+                    for replacement in change.get("replacements", []):
+                        per_file.setdefault(path, []).append(_edit(path, source, replacement, root))
+                for path, edits in per_file.items():
+                    fixes.setdefault(path, []).append(edits)
+    return fixes
+
+
+def _inside(location: dict, root: Path) -> Path:
+    uri = location.get("uri", "")
+    base = location.get("uriBaseId")
+    parsed = urlparse(uri)
+    if parsed.scheme or uri.startswith("/") or (base not in (None, "%SRCROOT%", "SRCROOT")):
+        raise FromSarifError(f"refusing {uri!r}: only paths relative to the project root can be fixed")
+    relative = PurePosixPath(unquote(uri))
+    if relative.is_absolute() or ".." in relative.parts:
+        raise FromSarifError(f"refusing {uri!r}: it points outside the project root")
+    path = (root / relative).resolve()  # follows symlinks
+    if root != path and root not in path.parents:
+        raise FromSarifError(f"refusing {uri!r}: it resolves outside the project root ({path})")
+    if not path.is_file():
+        raise FromSarifError(f"refusing {uri!r}: no such file under the project root")
+    return path
+
+
+def _edit(path: Path, source: bytes, replacement: dict, root: Path) -> Edit:
+    region = replacement.get("deletedRegion", {})
+    start, length = region.get("byteOffset"), region.get("byteLength")
+    if not isinstance(start, int) or not isinstance(length, int) or start < 0 or length < 0 or start + length > len(source):
+        raise FromSarifError(f"{path.relative_to(root)}: a replacement's region is not inside the file")
+    recorded = region.get("snippet", {}).get("text")
+    actual = source[start:start + length].decode("utf-8", "replace")
+    if recorded is None or recorded != actual:
+        raise FromSarifError(f"{path.relative_to(root)}: the text at bytes {start}..{start + length} no longer "
+                             f"matches what the SARIF recorded; re-run gpulint")
+    return Edit(str(path), start, start + length, replacement.get("insertedContent", {}).get("text", ""))
