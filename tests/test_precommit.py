@@ -26,18 +26,24 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _try_repo(repo: Path, hook: str, home: Path) -> subprocess.CompletedProcess:
+def _try_repo(repo: Path, hook: str, home: Path, files: tuple[str, ...] = ("dead.cu", "notes.txt")
+              ) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin:/usr/local/bin:" + str(Path(sys.executable).parent), "HOME": str(home),
            "PRE_COMMIT_HOME": str(home / "pre-commit"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--files", "dead.cu",
-                           "notes.txt", "--verbose"], cwd=repo, capture_output=True, text=True, env=env, timeout=900)
+    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--files", *files,
+                           "--verbose"], cwd=repo, capture_output=True, text=True, env=env, timeout=900)
 
 
 def test_hooks_from_a_checkout(tmp_path: Path) -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("try-repo needs this checkout to be a git repository")
     repo = _repo(tmp_path)
+    (repo / "clean.cu").write_text("__global__ void k(float *a) { a[0] = 1.f; }\n"
+                                   "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaFree(d); return 0; }\n")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    clean = _try_repo(repo, "gpulint", tmp_path, ("clean.cu", "notes.txt"))
+    assert clean.returncode == 0, clean.stdout + clean.stderr
     check = _try_repo(repo, "gpulint", tmp_path)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "dead.cu:5:3: GL007" in check.stdout
