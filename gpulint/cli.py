@@ -38,14 +38,18 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated or repeated).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True)
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Files analysed in parallel [default: all cores].")
 @click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
 @click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which files fell back to tree-sitter and which functions were skipped.")
-def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend, compile_commands, verbose) -> None:
+def check(paths, select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
+          compile_commands, verbose) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
     from gpulint.output import FORMATS
@@ -67,10 +71,17 @@ def check(paths, select, ignore, exclude, fmt, output, threshold, jobs, frontend
             click.echo(f"gpulint: {line}", err=True)
     color = output is None and fmt == "text" and sys.stdout.isatty()
     codes = settings.enabled_codes(sorted(RULES))
-    _write(FORMATS[fmt](report.findings, color=color, files=report.files, rules=codes), output, color)
+    if statistics:
+        counts: dict[str, int] = {}
+        for f in report.findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        rows = [f"{n:>6}  {code}  {RULES[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+        _write("".join(row + "\n" for row in rows), output, False)
+    else:
+        _write(FORMATS[fmt](report.findings, color=color, files=report.files, rules=codes), output, color)
     if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
         sys.exit(2)
-    sys.exit(1 if report.findings else 0)
+    sys.exit(1 if report.findings and not exit_zero else 0)
 
 
 @main.command()

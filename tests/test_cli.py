@@ -181,3 +181,15 @@ def test_cuda_and_python_mixed_in_one_run(tmp_path: Path) -> None:
     text = run("check", ".", cwd=tmp_path).output
     assert "train.py:5:5: GL001 `stats` is allocated at line 5 but first used by `+=` at line 8, after 1 loop" in text
     assert text.splitlines()[-1] == "Found 3 findings in 3 files (GL001 ×1, GL002 ×1, GL003 ×1)."
+
+
+def test_github_format_statistics_and_exit_zero(tmp_path: Path) -> None:
+    (tmp_path / "late.cu").write_text(LATE_FREE)
+    out = run("check", "--format", "github", "late.cu", cwd=tmp_path).output.splitlines()
+    assert out[0] == ("::warning file=late.cu,line=5,col=3,endColumn=25,title=GL002 late-deallocation::"
+                      "`d_a` is last used by `phase1<<<>>>` at line 6 but freed at line 10, after 1 kernel launch")
+    assert len(out) == 2 and out[1].startswith("::warning file=late.cu,line=7,")
+    stats = run("check", "--statistics", "late.cu", cwd=tmp_path)
+    assert stats.exit_code == 1
+    assert stats.output == "     1  GL002  late-deallocation\n     1  GL003  redundant-allocation\n"
+    assert run("check", "--exit-zero", "late.cu", cwd=tmp_path).exit_code == 0
