@@ -49,3 +49,23 @@ def write(tmp_path):
         return p
 
     return _write
+
+
+def assert_markers_match(fixture: Path) -> None:
+    """The fixture's findings over all rules are exactly its `expect:` markers."""
+    expected = expected_findings(fixture)
+    actual = actual_findings(fixture)
+    missing, unexpected = expected - actual, actual - expected
+    assert not missing and not unexpected, f"missing {sorted(missing)}, unexpected {sorted(unexpected)}"
+
+
+def assert_rule_fixtures(language: str, code: str, suffix: str) -> None:
+    """At least three positive fixtures expecting `code` and three negatives expecting nothing."""
+    folder = FIXTURES / language / code
+    positives = sorted(folder.glob(f"pos_*{suffix}"))
+    negatives = sorted(folder.glob(f"neg_*{suffix}"))
+    assert len(positives) >= 3 and len(negatives) >= 3
+    for p in positives:
+        assert code in {c for c, _ in expected_findings(p)}, f"{p.name} expects no {code}"
+    for n in negatives:
+        assert not expected_findings(n), f"{n.name} is a negative fixture but expects findings"
