@@ -31,7 +31,8 @@ _PYTHON_MARKERS = re.compile(rb"\b(torch|cupy|numba|cuda)\b")
 SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-packages", "venv", "CMakeFiles"}
 # A C/C++ file is CUDA code when it launches kernels or calls the runtime/driver API.
 _CUDA_MARKERS = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
-_SUPPRESSION = re.compile(r"(?://|/\*|#)\s*gpulint:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?")
+_SUPPRESSION = re.compile(
+    r"(?://|/\*|#)\s*gpulint:\s*ignore(?P<file>-file)?(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?")
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Suppression:
     codes: frozenset[str] | None  # None: every code
     used: set[str] = field(default_factory=set)
     covers_next_line: bool = False
+    whole_file: bool = False  # `gpulint: ignore-file[...]`
 
 
 # ------------------------------------------------------------------------- discovery
@@ -243,19 +245,23 @@ def find_suppressions(source: bytes) -> dict[int, Suppression]:
         codes = match.group("codes")
         parsed = None if codes is None else frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
         comment_only = line[: match.start()].strip() == ""
-        found[row] = Suppression(row, match.start() + 1, parsed, covers_next_line=comment_only)
+        found[row] = Suppression(row, match.start() + 1, parsed, covers_next_line=comment_only,
+                                 whole_file=match.group("file") is not None)
     return found
 
 
 def apply_suppressions(findings: list[Finding], source: bytes, display: str, codes: list[str]) -> list[Finding]:
     suppressions = find_suppressions(source)
+    file_wide = [s for s in suppressions.values() if s.whole_file]
     kept: list[Finding] = []
     for finding in findings:
         row = finding.location.row
-        candidates = [suppressions.get(row)]
+        line_sup = suppressions.get(row)
+        candidates = [line_sup if line_sup is not None and not line_sup.whole_file else None]
         above = suppressions.get(row - 1)
-        if above is not None and above.covers_next_line:
+        if above is not None and above.covers_next_line and not above.whole_file:
             candidates.append(above)
+        candidates.extend(file_wide)
         hit = next((s for s in candidates if s is not None and (s.codes is None or finding.code in s.codes)), None)
         if hit is None:
             kept.append(finding)
@@ -263,10 +269,13 @@ def apply_suppressions(findings: list[Finding], source: bytes, display: str, cod
             hit.used.add(finding.code)
     if "GL901" in codes:
         rule = RULES["GL901"]
+        unused_reports: list[Finding] = []
         for sup in suppressions.values():
             if sup.codes is None:
                 if not sup.used:
-                    kept.append(Finding("GL901", rule.name, "`gpulint: ignore` suppresses nothing on this line",
+                    where = "in this file" if sup.whole_file else "on this line"
+                    kind = "ignore-file" if sup.whole_file else "ignore"
+                    unused_reports.append(Finding("GL901", rule.name, f"`gpulint: {kind}` suppresses nothing {where}",
                                         Location(display, sup.row, sup.column), properties={"origin": "static"},
                                         fix=Fix("remove the unused suppression", Applicability.SAFE,
                                                 (remove_comment(display, source, sup.row, sup.column),))))
@@ -279,7 +288,13 @@ def apply_suppressions(findings: list[Finding], source: bytes, display: str, cod
                 if not sup.used:  # nothing on the line needs it: the whole comment goes
                     finding.fix = Fix("remove the unused suppression", Applicability.SAFE,
                                       (remove_comment(display, source, sup.row, sup.column),))
-                kept.append(finding)
+                unused_reports.append(finding)
+        # A file-wide `ignore-file` (bare, or naming GL901) silences these reports too.
+        silencer = next((s for s in file_wide if s.codes is None or "GL901" in s.codes), None)
+        if silencer is not None and unused_reports:
+            silencer.used.add("GL901")
+            unused_reports = [f for f in unused_reports if f.location.row == silencer.row and silencer.codes is not None]
+        kept.extend(unused_reports)
     return kept
 
 

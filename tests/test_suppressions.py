@@ -45,3 +45,15 @@ def test_suppression_of_unselected_code_is_not_reported(tmp_path) -> None:
     path.write_text(CODE)
     found = {(f.code, f.location.row) for f in run_file(path, ignore=("GL007",)).findings}
     assert ("GL901", 7) not in found
+
+
+def test_ignore_file(tmp_path) -> None:
+    path = tmp_path / "f.cu"
+    path.write_text("// gpulint: ignore-file[GL002, GL007]\n" + CODE.replace("  // gpulint: ignore[GL002]", ""))
+    found = Counter((f.code, f.location.row) for f in run_file(path).findings)
+    # GL002 (d_a) is suppressed file-wide; GL007 in the ignore-file comment matches nothing.
+    assert ("GL002", 6) not in found
+    assert found[("GL901", 1)] == 1
+    assert next(f.message for f in run_file(path).findings if f.location.row == 1) == "unused suppression of GL007"
+    path.write_text("# nothing\n// gpulint: ignore-file\n" + CODE)
+    assert [f.code for f in run_file(path).findings] == []
