@@ -39,7 +39,6 @@ import argparse
 import datetime as _dt
 import gc
 import io
-import json
 import keyword
 import os
 import re
@@ -61,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from static_speed import (  # noqa: E402  (static_speed has no side effects on import)
     REPO,
     TARGET_LINES_PER_S,
-    _gpulint_env,
+    best_json_run,
     fmt_rate,
     machine_description,
     pin_to_cpu,
@@ -2835,32 +2834,16 @@ class Result:
 
 def time_gpulint_cli(folder: Path, repeat: int) -> Result:
     result = Result("gpulint check (CLI)")
-    best = None
-    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as scratch:
-        report = Path(scratch) / "report.json"
-        cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json",
-               "-o", str(report)]
-        result.command = "python -m gpulint check DIR --jobs 1 --format json -o FILE"
-        for _ in range(repeat):
-            report.unlink(missing_ok=True)
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=folder, env=_gpulint_env(), capture_output=True, text=True)
-            elapsed = time.perf_counter() - t0
-            if proc.returncode not in (0, 1) or not report.exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                result.error = f"exit {proc.returncode}: " + (" | ".join(tail) or "no output")
-                return result
-            best = elapsed if best is None else min(best, elapsed)
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            result.error = f"unreadable JSON report: {exc}"
-            return result
-    items = data if isinstance(data, list) else data.get("findings", [])
+    result.command = "python -m gpulint check DIR --jobs 1 --format json -o FILE"
+    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json"]
+    best, items, stderr, error = best_json_run(cmd, folder, repeat)
+    if error is not None:
+        result.error = error
+        return result
     result.seconds = best
     result.count = len(items)
     result.codes = Counter(str(f.get("code")) for f in items)
-    internal = [line for line in proc.stderr.splitlines() if "internal error" in line]
+    internal = [line for line in stderr.splitlines() if "internal error" in line]
     if internal:
         result.notes.append(f"{len(internal)} internal errors, e.g. {internal[0].removeprefix('gpulint: ')[:160]}")
     return result

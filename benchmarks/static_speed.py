@@ -1362,6 +1362,32 @@ def _gpulint_env() -> dict[str, str]:
 _FALLBACK = re.compile(r"using tree-sitter|falling back to tree-sitter")
 
 
+def best_json_run(cmd: list[str], folder: Path, repeat: int) -> tuple[float | None, list, str, str | None]:
+    """Run a `gpulint check --format json` command `repeat` times (adding `-o REPORT`): the best
+    wall time, the findings of the report, the last run's stderr, and an error or None."""
+    best = None
+    stderr = ""
+    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as scratch:
+        report = Path(scratch) / "report.json"
+        for _ in range(repeat):
+            report.unlink(missing_ok=True)
+            t0 = time.perf_counter()
+            proc = subprocess.run([*cmd, "-o", str(report)], cwd=folder, env=_gpulint_env(), capture_output=True,
+                                  text=True)
+            elapsed = time.perf_counter() - t0
+            stderr = proc.stderr
+            if proc.returncode not in (0, 1) or not report.exists():
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                return None, [], stderr, f"exit {proc.returncode}: " + (" | ".join(tail) or "no output")
+            best = elapsed if best is None else min(best, elapsed)
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return None, [], stderr, f"unreadable JSON report: {exc}"
+    items = data if isinstance(data, list) else data.get("findings", [])
+    return best, items, stderr, None
+
+
 def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
     result = Result(f"{frontend} (CLI)")
     if frontend == "clang":
@@ -1372,32 +1398,17 @@ def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
         except Exception as exc:  # ImportError, or a module that is half written
             result.error = f"gpulint.static.cuda_clang cannot be imported ({type(exc).__name__}: {exc})"
             return result
-    best = None
-    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as scratch:
-        report = Path(scratch) / "report.json"
-        cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", frontend,
-               "--format", "json", "-o", str(report), "-v"]
-        for _ in range(repeat):
-            report.unlink(missing_ok=True)
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=folder, env=_gpulint_env(), capture_output=True, text=True)
-            elapsed = time.perf_counter() - t0
-            if proc.returncode not in (0, 1) or not report.exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                result.error = f"exit {proc.returncode}: " + (" | ".join(tail) or "no output")
-                return result
-            best = elapsed if best is None else min(best, elapsed)
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            result.error = f"unreadable JSON report: {exc}"
-            return result
-    items = data if isinstance(data, list) else data.get("findings", [])
+    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", frontend,
+           "--format", "json", "-v"]
+    best, items, stderr, error = best_json_run(cmd, folder, repeat)
+    if error is not None:
+        result.error = error
+        return result
     result.seconds = best
     result.count = len(items)
     result.findings = {(f.get("code"), Path(str(f.get("filename"))).name, (f.get("location") or {}).get("row"))
                        for f in items}
-    stderr = proc.stderr.splitlines()
+    stderr = stderr.splitlines()
     fallbacks = [line for line in stderr if _FALLBACK.search(line)]
     internal = [line for line in stderr if "internal error" in line]
     if frontend == "clang" and fallbacks:

@@ -82,6 +82,17 @@ def _split_value(arg: str, names: set[str] | dict) -> tuple[str, str | None] | N
     return None
 
 
+def _option_with_value(arg: str, nxt: str | None, *groups: set[str] | dict) -> tuple[str, str, int] | None:
+    """An option of one of `groups` and its value, inline (`-arch=sm_90`) or the next argument
+    (`-arch sm_90`): (name, value, how many arguments it used), or None."""
+    for names in groups:
+        split = _split_value(arg, names)
+        if split is not None:
+            name, value = split
+            return (name, value, 1) if value is not None else (name, nxt or "", 2)
+    return None
+
+
 def _keep_option(arg: str, value_next: str | None) -> tuple[list[str], bool] | None:
     """A kept option: (clang arguments, whether the next argument was used), or None if not kept."""
     for spelling, clang in _KEEP_WITH_VALUE.items():
@@ -158,33 +169,14 @@ def rewrite(arguments: list[str], directory: str = ".", file: str | None = None)
                 continue
             i += 1  # a stray value (of an option we dropped without knowing its arity)
             continue
-        split = _split_value(arg, _GENCODE_OPTIONS)
-        if split is not None:
-            name, value = split
-            if value is None:
-                value = nxt or ""
-                i += 1
-            archs += [a for a in _arch_flags(value) if a not in archs]
-            i += 1
-            continue
-        split = _split_value(arg, _ARCH_OPTIONS)
-        if split is not None:
-            name, value = split
-            if value is None:
-                value = nxt or ""
-                i += 1
-            if name in ("-arch", "--gpu-architecture"):
+        taken = _option_with_value(arg, nxt, _GENCODE_OPTIONS, _ARCH_OPTIONS, _XCOMPILER_OPTIONS)
+        if taken is not None:
+            name, value, width = taken
+            if name in _XCOMPILER_OPTIONS:
+                out += _xcompiler(value)
+            elif name in _GENCODE_OPTIONS or name in ("-arch", "--gpu-architecture"):
                 archs += [a for a in _arch_flags(value) if a not in archs]
-            i += 1
-            continue
-        split = _split_value(arg, _XCOMPILER_OPTIONS)
-        if split is not None:
-            name, value = split
-            if value is None:
-                value = nxt or ""
-                i += 1
-            out += _xcompiler(value)
-            i += 1
+            i += width
             continue
         if arg.startswith("--cuda-gpu-arch="):
             archs += [a for a in _arch_flags(arg) if a not in archs]
