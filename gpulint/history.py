@@ -41,6 +41,9 @@ class Size:
     constant_only: bool = False
     # The names the expression was written with (before folding): `n`, `ntaps`, `MAX_N`.
     names: frozenset[str] = frozenset()
+    # Byte range of the expression as written, when it is one expression in one unit (a fix
+    # can then replace it); not part of what makes two sizes equal.
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
     def same_as(self, other: "Size", tolerance: float = 0.0) -> bool:
         if self.value is not None and other.value is not None:
@@ -60,6 +63,10 @@ class Guard:
     # Pointers this arm knows to be non-null (`if (p)`, `if (p != NULL)`): freeing one of them
     # here is as good as freeing it unconditionally.
     nonnull: frozenset[str] = frozenset()
+    # Byte range of the whole if statement (None for a `case` arm: code cannot be placed
+    # before it without leaving the switch's cases).
+    stmt_start: int | None = None
+    stmt_end: int | None = None
 
     def same_test(self, other: "Guard") -> bool:
         """The same condition tested again (`switch (mode)` twice, `if (use_ws)` twice): assuming
@@ -88,6 +95,9 @@ class Loop:
     modified: frozenset[str] = frozenset()
     # Names whose pointed-to contents the loop may change (p[i] = ..., passed to a function, copy target).
     written: frozenset[str] = frozenset()
+    # Byte range of the whole loop statement, for fixes that hoist out of it.
+    stmt_start: int | None = None
+    stmt_end: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,6 +157,10 @@ class Timeline:
     name: str = ""  # the function, or the program
     end: Location | None = None  # where the scope ends (closing brace / end of program)
     end_t: int = 0
+    # Byte offsets of the scope's text: where it starts, and its closing brace (CUDA), for
+    # fixes that check what is in scope or insert code before the scope ends.
+    start_byte: int | None = None
+    end_byte: int | None = None
 
     def launches_between(self, start_t: float, end_t: float, *ends: Event) -> list[Event]:
         """Events standing for kernel launches strictly between two positions.
@@ -173,8 +187,9 @@ class TimelineBuilder:
         self.t = 0
         self._loops: dict[int, list] = {}
 
-    def open_loop(self, loop_id: int, location: Location, modified: set[str], written: set[str]) -> None:
-        self._loops[loop_id] = [None, None, location, frozenset(modified), frozenset(written)]
+    def open_loop(self, loop_id: int, location: Location, modified: set[str], written: set[str],
+                  span: tuple[int, int] | None = None) -> None:
+        self._loops[loop_id] = [None, None, location, frozenset(modified), frozenset(written), span or (None, None)]
 
     def append(self, op: Op, api: str, location: Location, loops: tuple[int, ...], guards: tuple[Guard, ...],
                stmt_start: int | None, stmt_end: int | None, **kwargs) -> Event:
@@ -195,9 +210,9 @@ class TimelineBuilder:
         if reachable_end:
             self.append(Op.EXIT, end_api, end, (), (), None, None, detail="end")
         self.timeline.end_t = self.t + 1
-        for loop_id, (first, last, location, modified, written) in self._loops.items():
+        for loop_id, (first, last, location, modified, written, span) in self._loops.items():
             if first is not None:  # a loop with no events in it needs no bounds
-                self.timeline.loops[loop_id] = Loop(loop_id, first, last, location, modified, written)
+                self.timeline.loops[loop_id] = Loop(loop_id, first, last, location, modified, written, *span)
         return self.timeline
 
 

@@ -97,7 +97,8 @@ def test_json_fields_follow_ruff(tmp_path: Path) -> None:
     assert f["code"] == "GL002" and f["filename"] == "late.cu"
     assert f["location"] == {"row": 5, "column": 3}
     assert f["end_location"] == {"row": 5, "column": 25}
-    assert f["fix"] is None
+    assert f["fix"]["applicability"] == "unsafe" and f["fix"]["message"] == "free `d_a` right after its last access"
+    assert [e["content"] for e in f["fix"]["edits"]] == ["", "  cudaFree(d_a);\n"]
     assert f["url"].endswith("GL002")
     assert {"message": "last use of `d_a`: `phase1<<<>>>`", "filename": "late.cu", "location": {"row": 6, "column": 3}} in f["related"]
     assert f["properties"]["distance"] == 1

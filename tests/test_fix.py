@@ -124,7 +124,7 @@ def test_every_fix_on_every_fixture(tmp_path: Path) -> None:
     before = {p: {(f.code, f.message) for f in run_file(p).findings} for p in work.rglob("*") if p.suffix in (".cu", ".py")}
     fixable = {p: {(f.code, f.message) for f in run_file(p).findings if f.fix} for p in before}
     assert sum(len(v) for v in fixable.values()) >= 5  # the fixtures do exercise fixes
-    result = cli(work, "fix", "--apply", ".")
+    result = cli(work, "fix", "--apply", "--unsafe-fixes", ".")
     assert result.exit_code in (0, 1), result.output
     nvcc = shutil.which("nvcc")
     for path, fixed in fixable.items():
@@ -136,7 +136,7 @@ def test_every_fix_on_every_fixture(tmp_path: Path) -> None:
             proc = subprocess.run([nvcc, "-std=c++17", "-c", "-o", str(tmp_path / "x.o"), str(path)],
                                   capture_output=True, text=True)
             assert proc.returncode == 0, proc.stderr[-2000:]
-    again = cli(work, "fix", "--diff", ".")
+    again = cli(work, "fix", "--diff", "--unsafe-fixes", ".")
     assert again.exit_code == 0 and again.stdout == ""
 
 

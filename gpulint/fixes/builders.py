@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 
 from gpulint.findings import Edit
+from gpulint.fixes import placement
 from gpulint.fixes.edits import line_bounds, remove_statement
-from gpulint.history import Event
+from gpulint.history import Access, Event, ObjectHistory, Op, Timeline
 
 # A statement that is nothing but the call (optionally inside an error-check wrapper).
 _LONE_CALL = re.compile(rb"^\s*(?:[A-Za-z_][\w:.]*\s*\(\s*)?[A-Za-z_][\w:.]*\s*\(.*\)\s*\)?\s*;?\s*$", re.S)
@@ -22,6 +23,19 @@ def remove_call(path: str, source: bytes | None, event: Event) -> Edit | None:
     if b"=" in text.split(b"(", 1)[0] or not _LONE_CALL.match(text) or event.api.split(".")[-1].strip("()`") \
             not in text.decode("utf-8", "replace"):
         return None
+    return remove_event_statement(path, source, event)
+
+
+def remove_event_statement(path: str, source: bytes, event: Event) -> Edit | None:
+    """Delete an event's statement (its lines when it has them to itself); None when that would
+    leave a braceless `if`/`for` without its body."""
+    if event.stmt_start is None or event.stmt_end is None:
+        return None
+    if not placement.statement_boundary_before(source, event.stmt_start, placement.is_python(path)):
+        return None
+    lines = statement_lines(path, source, event)
+    if lines is not None:
+        return _removal(path, source, *lines)
     return remove_statement(path, source, event.stmt_start, event.stmt_end)
 
 
@@ -55,3 +69,135 @@ def remove_comment(path: str, source: bytes, row: int, column: int) -> Edit:
         while s > line_start and source[s - 1:s] in (b" ", b"\t"):
             s -= 1
     return Edit(path, s, e, "")
+
+
+def statement_lines(path: str, source: bytes, event: Event) -> tuple[int, int] | None:
+    """The whole lines of an event's statement (its trailing comment included), when the
+    statement has them to itself and taking it out leaves no braceless construct bodiless."""
+    if event.stmt_start is None or event.stmt_end is None:
+        return None
+    edit = remove_statement(path, source, event.stmt_start, event.stmt_end)
+    start, end = edit.start, edit.end
+    if start != placement.line_start(source, start) or not (end == len(source) or source[end - 1:end] == b"\n"):
+        return None
+    if not placement.statement_boundary_before(source, event.stmt_start, placement.is_python(path)):
+        return None
+    return start, end
+
+
+def _reindent(text: bytes, indent: bytes) -> bytes:
+    lines = text.splitlines(keepends=True)
+    first = lines[0][:len(lines[0]) - len(lines[0].lstrip(b" \t"))] if lines else b""
+    return b"".join(indent + line[len(first):] if line.startswith(first) and line.strip() else line for line in lines)
+
+
+def _removal(path: str, source: bytes, start: int, end: int) -> Edit:
+    """Delete whole lines [start, end); in Python, a block left empty gets `pass`."""
+    if placement.is_python(path):
+        indent = placement.indentation(source, start)
+        before = [line for line in source[:start].splitlines() if line.strip() and not line.strip().startswith(b"#")]
+        after = [line for line in source[end:].splitlines() if line.strip() and not line.strip().startswith(b"#")]
+        opens_block = bool(before) and before[-1].rstrip().endswith(b":") and \
+            len(placement.indentation(before[-1], 0)) < len(indent)
+        closes_block = not after or len(placement.indentation(after[0], 0)) < len(indent)
+        if opens_block and closes_block:
+            return Edit(path, start, end, (indent + b"pass\n").decode("utf-8"))
+    return Edit(path, start, end, "")
+
+
+def move_statements(path: str, source: bytes, events: list[Event], dest: tuple[int, bytes]) -> list[Edit] | None:
+    """Move the statements of `events` (in program order) to the line at `dest`, re-indented;
+    None when one of them does not stand alone on its lines or `dest` falls inside one."""
+    offset, indent = dest
+    edits: list[Edit] = []
+    moved: list[bytes] = []
+    seen: set[tuple[int, int]] = set()
+    for event in sorted(events, key=lambda e: e.stmt_start if e.stmt_start is not None else -1):
+        lines = statement_lines(path, source, event)
+        if lines is None:
+            return None
+        if lines in seen:
+            continue  # two events of one statement
+        seen.add(lines)
+        start, end = lines
+        if start <= offset <= end:
+            return None
+        text = source[start:end]
+        moved.append(_reindent(text if text.endswith(b"\n") else text + b"\n", indent))
+        edits.append(_removal(path, source, start, end))
+    edits.append(Edit(path, offset, offset, b"".join(moved).decode("utf-8")))
+    return edits
+
+
+def insert_line(path: str, dest: tuple[int, bytes], text: str) -> Edit:
+    offset, indent = dest
+    return Edit(path, offset, offset, indent.decode("utf-8") + text + "\n")
+
+
+def statement_text(source: bytes, event: Event) -> str | None:
+    if event.stmt_start is None or event.stmt_end is None:
+        return None
+    return source[event.stmt_start:event.stmt_end].decode("utf-8", "replace").strip()
+
+
+def first_event_from(timeline: Timeline, offset: int, after_t: int) -> int:
+    """The order number of the first event at or after byte `offset` (the end of the scope if none)."""
+    return min((e.t for e in timeline.events if e.stmt_start is not None and e.stmt_start >= offset and e.t > after_t),
+               default=timeline.end_t)
+
+
+def disturbed(histories: list[ObjectHistory], movers: list[Event], lo_t: int, hi_t: int) -> bool:
+    """Moving `movers` across the events strictly between `lo_t` and `hi_t` would reorder them
+    with something else done to an object they create or touch."""
+    moved = {id(e) for e in movers}
+    statements = {(e.stmt_start, e.stmt_end) for e in movers}
+
+    def stays(event: Event) -> bool:
+        return id(event) not in moved and (event.stmt_start, event.stmt_end) not in statements
+
+    for h in histories:
+        events = [t.event for t in h.touches] + h.frees + h.escapes + ([h.alloc] if h.alloc is not None else [])
+        if not any(not stays(e) for e in events):
+            continue
+        if any(lo_t < e.t < hi_t and stays(e) for e in events):
+            return True
+    return False
+
+
+def initialising_writes(h: ObjectHistory, before_t: int) -> list[Event]:
+    """Copies and memsets into `h` before `before_t` that only write it (they move with the allocation)."""
+    return [t.event for t in h.touches
+            if not t.use and not t.by_alloc and t.definite and t.event.t < before_t
+            and t.event.op in (Op.COPY, Op.MEMSET) and t.access & Access.WRITE and not t.access & Access.READ]
+
+
+# Frees a frontend records that are not statements of their own (a rebound name, a temporary's end).
+_IMPLICIT_FREES = ("rebind", "end of expression")
+
+
+def real_frees(h: ObjectHistory) -> list[Event]:
+    """The frees written as statements (`cudaFree(p)`, `del x`)."""
+    return [f for f in h.frees if f.api not in _IMPLICIT_FREES]
+
+
+def move_allocation_down(source: bytes, histories: list[ObjectHistory], h: ObjectHistory, first_use: Event,
+                         enter: frozenset = frozenset()) -> list[Edit] | None:
+    """Move `h`'s allocation, and the copies and memsets that initialise it in the same block, down
+    to just before the first thing that touches it otherwise (at most `first_use`), entering the
+    constructs of `enter`; None when no such move keeps the program's meaning."""
+    path, alloc = alloc_path(h), h.alloc
+    own_block = placement.constructs(alloc, h.timeline)
+    movers = [alloc] + [e for e in initialising_writes(h, first_use.t)
+                        if e.t > alloc.t and placement.constructs(e, h.timeline) == own_block]
+    moved = {id(e) for e in movers}
+    target = min((t.event for t in h.touches if t.event.t > alloc.t and id(t.event) not in moved
+                  and (t.event.stmt_start, t.event.stmt_end) != (alloc.stmt_start, alloc.stmt_end)),
+                 key=lambda e: e.t, default=first_use)
+    dest = placement.before(source, path, alloc, target, h.timeline, enter)
+    if dest is None or disturbed(histories, movers, alloc.t, first_event_from(h.timeline, dest[0], alloc.t)):
+        return None
+    return move_statements(path, source, movers, dest)
+
+
+def alloc_path(h: ObjectHistory) -> str:
+    return h.alloc.location.path

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Unit
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes.builders import move_allocation_down
+from gpulint.history import Event, ObjectHistory, Unit
 from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -55,4 +56,17 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         message = (f"`{h.name}` is allocated at line {h.alloc.location.row} but first used by {what(use)} "
                    f"at line {use.location.row}, after {launches_phrase(distance, h)}")
         related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
-        yield make("GL001", h.alloc.location, message, h, related, distance=distance)
+        finding = make("GL001", h.alloc.location, message, h, related, distance=distance)
+        finding.fix = _move_down(unit, h, use)
+        yield finding
+
+
+def _move_down(unit: Unit, h: ObjectHistory, use: Event) -> Fix | None:
+    """Move the allocation and its initialising writes to just before the first use."""
+    if unit.source is None:
+        return None
+    edits = move_allocation_down(unit.source, unit.histories, h, use)
+    if edits is None:
+        return None
+    return Fix(f"move the allocation of `{h.name}` down to just before its first use", Applicability.UNSAFE,
+               tuple(edits))

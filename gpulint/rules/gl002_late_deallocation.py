@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Unit
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.fixes.builders import disturbed, insert_line, move_statements, real_frees
+from gpulint.history import Event, ObjectHistory, Unit
 from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -66,4 +68,36 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         message = (f"`{h.name}` is last used by {what(use)} at line {use.location.row} but {end_what}, "
                    f"after {launches_phrase(distance, h)}")
         related = [Related(f"last use of `{h.name}`: {what(use)}", use.location), end_related, *gap_related(h, gap)]
-        yield make("GL002", h.alloc.location, message, h, related, distance=distance)
+        finding = make("GL002", h.alloc.location, message, h, related, distance=distance)
+        finding.fix = _free_earlier(unit, h, free)
+        yield finding
+
+
+def _free_earlier(unit: Unit, h: ObjectHistory, free: Event | None) -> Fix | None:
+    """Move the free up to just after the last access (copies back to the host included), or in
+    Python insert `del name` there."""
+    if unit.source is None or h.escaped:
+        return None
+    path, source = h.alloc.location.path, unit.source
+    end_t = free.t if free is not None else h.timeline.end_t
+    accesses = [t.event for t in h.touches if t.event.t < end_t]
+    if not accesses:
+        return None
+    last = max(accesses, key=lambda e: e.t)
+    if free is not None and free in real_frees(h):
+        if any(f is not free and last.t < f.t < free.t for f in h.frees):
+            return None  # another free on the way (an error path): moving this one would free twice
+        dest = placement.after(source, path, free, last, h.timeline)
+        if dest is None or disturbed(unit.histories, [free], last.t, free.t):
+            return None
+        edits = move_statements(path, source, [free], dest)
+        if edits is None:
+            return None
+        return Fix(f"free `{h.name}` right after its last access", Applicability.UNSAFE, tuple(edits))
+    if not placement.is_python(path) or not h.name.isidentifier():
+        return None
+    dest = placement.after_in_block_of(source, path, h.alloc, last, h.timeline, deeper_ok=True)
+    if dest is None:
+        return None
+    return Fix(f"`del {h.name}` right after its last use", Applicability.UNSAFE,
+               (insert_line(path, dest, f"del {h.name}"),))

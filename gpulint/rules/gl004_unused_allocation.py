@@ -2,8 +2,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Op, Unit
+import re
+
+from gpulint.findings import Applicability, Edit, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.fixes.builders import (disturbed, move_allocation_down, move_statements, real_frees, remove_call,
+                                    remove_event_statement)
+from gpulint.history import Access, Guard, ObjectHistory, Op, Unit
 from gpulint.rules.common import lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -52,7 +57,9 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             if writes:
                 message += f" (only {what(writes[0])} at line {writes[0].location.row} touches it)"
             related = [Related(f"{what(e)} touches `{h.name}` but is not a use", e.location) for e in writes[:3]]
-            yield make("GL004", h.alloc.location, message, h, related, unused=True)
+            finding = make("GL004", h.alloc.location, message, h, related, unused=True)
+            finding.fix = _remove(unit, h)
+            yield finding
             continue
         if h.member or h.alloc.detail == "derived":
             continue  # members: guards across functions do not compare; a computed value is not an allocation to move
@@ -71,4 +78,80 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                    f"{arm}`if ({guard.condition})` at line {guard.location.row}")
         related = [Related(f"guard of every use of `{h.name}`", guard.location),
                    *(Related(f"use of `{h.name}`: {what(t.event)}", t.event.location) for t in uses[:3])]
-        yield make("GL004", h.alloc.location, message, h, related, guarded_by=guard.condition)
+        finding = make("GL004", h.alloc.location, message, h, related, guarded_by=guard.condition)
+        finding.fix = _under_guard(unit, h, guard)
+        yield finding
+
+
+def _remove(unit: Unit, h: ObjectHistory) -> Fix | None:
+    """Remove the allocation, the copies and memsets into it, and its frees."""
+    if unit.source is None:
+        return None
+    path, source = h.alloc.location.path, unit.source
+    if any(t.access & Access.READ for t in h.touches):
+        return None  # a copy back to the host reads it: removing that changes what the host sees
+    edits = []
+    for event in [t.event for t in h.touches if not t.by_alloc] + real_frees(h):
+        edit = remove_call(path, source, event)
+        if edit is None:
+            return None
+        edits.append(edit)
+    alloc_edit = _remove_allocation(path, source, h, edits)
+    if alloc_edit is None:
+        return None
+    edits.append(alloc_edit)
+    if len({(e.start, e.end) for e in edits}) != len(edits):
+        return None
+    return Fix(f"remove the unused allocation of `{h.name}`", Applicability.UNSAFE, tuple(edits))
+
+
+def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: list) -> Edit | None:
+    alloc = h.alloc
+    # Other objects made by the same statement would go too.
+    if any(e is not alloc and e.stmt_start == alloc.stmt_start and e.op is Op.ALLOC for e in h.timeline.events):
+        return None
+    text = source[alloc.stmt_start:alloc.stmt_end] if alloc.stmt_start is not None else b""
+    if placement.is_python(path):
+        # `name = factory(...)`: the statement binds only this object; any later reading of the
+        # name would have been a use.
+        if not re.match(rb"\s*" + re.escape(h.name.encode()) + rb"\s*=[^=]", text):
+            return None
+        return remove_event_statement(path, source, alloc)
+    edit = remove_call(path, source, alloc)
+    if edit is None:
+        return None
+    # A pointer still mentioned elsewhere (passed to a kernel that ignores it, printed) must
+    # not be left uninitialised: it becomes a null pointer instead.
+    start, end = h.timeline.start_byte or 0, h.timeline.end_byte or len(source)
+    removed = [(e.start, e.end) for e in [*other_edits, edit]]
+    word = re.compile(rb"(?<![\w.>])" + re.escape(h.name.encode()) + rb"\b")
+    mentions = [m.start() for m in word.finditer(source, start, end) if not any(s <= m.start() < e for s, e in removed)]
+    if len(mentions) <= 1:  # its declaration
+        return edit
+    null = "0" if alloc.api.startswith("cuMem") else "nullptr"
+    return Edit(path, alloc.stmt_start, alloc.stmt_end, f"{h.name} = {null};")
+
+
+def _under_guard(unit: Unit, h: ObjectHistory, guard: Guard) -> Fix | None:
+    """Move the allocation (with its initialising writes) into the guarded block, before the first
+    use, and its free after the last use."""
+    if unit.source is None:
+        return None
+    path, source = h.alloc.location.path, unit.source
+    enter = frozenset({("if", guard.id, guard.branch)})
+    uses = sorted((t.event for t in h.uses), key=lambda e: e.t)
+    edits = move_allocation_down(source, unit.histories, h, uses[0], enter)
+    frees = real_frees(h)
+    if edits is None or len(frees) > 1:
+        return None
+    if frees:
+        free = frees[0]
+        last = max((t.event for t in h.touches), key=lambda e: e.t)
+        free_dest = placement.after(source, path, free, last, h.timeline, enter)
+        if free_dest is None or disturbed(unit.histories, [free], last.t, free.t):
+            return None
+        free_edits = move_statements(path, source, [free], free_dest)
+        if free_edits is None:
+            return None
+        edits += free_edits
+    return Fix(f"allocate `{h.name}` only where `{guard.condition}` holds", Applicability.UNSAFE, tuple(edits))

@@ -203,6 +203,8 @@ class _FunctionLowering:
         self.folder = Folder(ctx.folder.macros, ctx.folder.constants)
         self.builder = TimelineBuilder(function.qualname or function.name)
         self.timeline = self.builder.timeline
+        self.timeline.start_byte = function.span.start
+        self.timeline.end_byte = function.body.span.end - 1
         self.loop_stack: list[int] = []
         self.guard_stack: list[Guard] = []
         self.loop_ids = itertools.count(1)
@@ -272,7 +274,9 @@ class _FunctionLowering:
                 if source not in names:
                     names.add(source)
                     pending.append(source)
-        return Size(size.value, size.expr, size.constant_only, frozenset(names))
+        # Only a size written as one expression in bytes can be replaced as written.
+        span = (factors[0].span.start, factors[0].span.end) if len(factors) == 1 and element == 1 else None
+        return Size(size.value, size.expr, size.constant_only, frozenset(names), span)
 
     def location(self, span: s.Span) -> Location:
         return Location(self.path, span.row, span.column, span.end_row, span.end_column)
@@ -420,13 +424,16 @@ class _FunctionLowering:
             history.checked_by = history.checked_by | {guard_id}
         before = {k: set(v) for k, v in self.bindings.items()}
         loc = self.location(stmt.cond.span if stmt.cond is not None else stmt.span)
-        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond)))
+        # A `case` arm is lowered to an If too; nothing may be placed before its label.
+        is_case = self.source[stmt.span.start:stmt.span.start + 7].startswith((b"case", b"default"))
+        span = (None, None) if is_case else (stmt.span.start, stmt.span.end)
+        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span))
         self.stmt(stmt.then)
         self.guard_stack.pop()
         after_then = self.bindings
         self.bindings = {k: set(v) for k, v in before.items()}
         if stmt.orelse is not None:
-            self.guard_stack.append(Guard(guard_id, 1, cond_text, loc))
+            self.guard_stack.append(Guard(guard_id, 1, cond_text, loc, frozenset(), *span))
             self.stmt(stmt.orelse)
             self.guard_stack.pop()
         # After the branch a name may point to what either arm left in it.
@@ -438,7 +445,7 @@ class _FunctionLowering:
             self.stmt(stmt.init)
         loop_id = next(self.loop_ids)
         values, contents = self.modified_in(stmt)
-        self.builder.open_loop(loop_id, self.location(stmt.span), values, contents)
+        self.builder.open_loop(loop_id, self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end))
         self.merge_swapped(stmt)
         self.loop_stack.append(loop_id)
         if stmt.kind != "do" and stmt.cond is not None:

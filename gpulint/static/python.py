@@ -233,6 +233,7 @@ class _Scope:
         self.node = node
         self.builder = TimelineBuilder(name)
         self.timeline = self.builder.timeline
+        self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
         self.bindings: dict[str, set[int]] = {}
         self.objects: dict[int, ObjectHistory] = {}
         self.loop_stack: list[int] = []
@@ -525,7 +526,8 @@ class _Scope:
                 self.use(self.reads(arm_cond, node).uses, arm_cond, "condition")
             self.bindings = {k: set(v) for k, v in before.items()}
             text = self.text(cond) if cond is not None else ""
-            self.guard_stack.append(Guard(guard_id, index, text, self.m.location(cond or node)))
+            self.guard_stack.append(Guard(guard_id, index, text, self.m.location(cond or node), frozenset(),
+                                          node.start_byte, node.end_byte))
             self.block(body)
             self.guard_stack.pop()
             for key, oids in self.bindings.items():
@@ -538,7 +540,7 @@ class _Scope:
     def loop(self, node: Node) -> None:
         loop_id = next(self.loop_ids)
         values, contents = self.changed_in(node)
-        self.builder.open_loop(loop_id, self.m.location(node), values, contents)
+        self.builder.open_loop(loop_id, self.m.location(node), values, contents, (node.start_byte, node.end_byte))
         self.loop_stack.append(loop_id)
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
         # calls nothing that could launch one).
@@ -721,7 +723,8 @@ class _Scope:
             stop = next((c for c in sub.named_children), None)
             value = self.m.fold(stop)
             names = frozenset(_identifiers(self, stop)) if stop is not None else frozenset()
-            return Size(value, parts[1], value is not None, names | self.derived_names(names))
+            return Size(value, parts[1], value is not None, names | self.derived_names(names),
+                        (stop.start_byte, stop.end_byte) if stop is not None else None)
         return None
 
     def derived_names(self, names: frozenset[str]) -> frozenset[str]:
@@ -876,7 +879,9 @@ class _Scope:
         for v in values:
             total = None if total is None or v is None else total * v
         constant = total is not None and all(n in self.m.constants for n in names)
-        return Size(total, text if total is None else str(total), constant, names | self.derived_names(names))
+        # A single scalar extent can be replaced as written; a shape tuple cannot.
+        span = (shape.start_byte, shape.end_byte) if shape is not None and shape.type not in ("tuple", "list") else None
+        return Size(total, text if total is None else str(total), constant, names | self.derived_names(names), span)
 
     def is_cuda_device(self, node: Node | None) -> bool:
         if node is None:

@@ -1,0 +1,267 @@
+"""Where a statement may go: insertion points that keep a moved statement in the block it belongs to.
+
+A fix that moves a statement (an allocation down to its first use, a free up to its last access,
+a copy out of a loop) must not change which loops and branches run it, and must not leave a
+braceless `if` or `for` without its body.  Events carry the loops and branch arms around them
+(`Event.loops`, `Event.guards`, with the byte ranges of those constructs), which decides where
+the statement lands; the text between the old and the new place is checked too, for blocks the
+events do not record (plain `{ }` blocks, `try`, `with`).
+"""
+from __future__ import annotations
+
+import re
+
+from gpulint.history import Event, Timeline
+
+_C_NOISE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+# Words in a size or argument expression that are not names a fix must find in scope.
+_NOT_NAMES = frozenset({
+    "sizeof", "float", "double", "int", "char", "short", "long", "unsigned", "signed", "bool", "void",
+    "size_t", "const", "struct", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+    "uint32_t", "uint64_t", "half", "__half", "float2", "float4", "double2", "int2", "int4", "True", "False",
+    "None", "static_cast", "reinterpret_cast", "len", "int", "device", "dtype",
+})
+
+
+def is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+Construct = tuple  # ("loop", id) or ("if", id, branch)
+
+
+def constructs(event: Event, timeline: Timeline) -> dict[Construct, tuple[int | None, int | None]]:
+    """The loops and branch arms around an event, with the byte range of each whole statement."""
+    out: dict[Construct, tuple[int | None, int | None]] = {}
+    for loop_id in event.loops:
+        loop = timeline.loops.get(loop_id)
+        out[("loop", loop_id)] = (loop.stmt_start, loop.stmt_end) if loop is not None else (None, None)
+    for guard in event.guards:
+        out[("if", guard.id, guard.branch)] = (guard.stmt_start, guard.stmt_end)
+    return out
+
+
+def line_start(source: bytes, pos: int) -> int:
+    return source.rfind(b"\n", 0, pos) + 1
+
+
+def line_after(source: bytes, pos: int) -> int:
+    """The start of the line after the one holding `pos`."""
+    end = source.find(b"\n", pos)
+    return len(source) if end == -1 else end + 1
+
+
+def indentation(source: bytes, pos: int) -> bytes:
+    start = line_start(source, pos)
+    line = source[start:line_after(source, pos)]
+    return line[:len(line) - len(line.lstrip(b" \t"))]
+
+
+def starts_line(source: bytes, pos: int) -> bool:
+    return not source[line_start(source, pos):pos].strip()
+
+
+def ends_line(source: bytes, pos: int, python: bool) -> bool:
+    """Only blanks or a comment follow `pos` on its line."""
+    rest = source[pos:line_after(source, pos)].strip()
+    return not rest or rest.startswith(b"#" if python else b"//")
+
+
+def statement_boundary_before(source: bytes, pos: int, python: bool) -> bool:
+    """Code placed at `pos` starts a statement of its own: in C, what precedes it (past blanks,
+    comments and preprocessor lines) ends a statement or opens/closes a block, so a braceless
+    `if (c)` / `else` / `for (...)` does not take the new code as its body."""
+    if python:
+        return starts_line(source, pos)
+    j = pos
+    while True:
+        while j > 0 and source[j - 1:j] in (b" ", b"\t", b"\r", b"\n"):
+            j -= 1
+        if j == 0:
+            return True
+        start = line_start(source, j)
+        line = source[start:j]
+        stripped = line.lstrip()
+        if stripped.startswith((b"#", b"//")):
+            j = start
+            continue
+        if line.rstrip().endswith(b"*/"):
+            opening = source.rfind(b"/*", 0, j)
+            if opening == -1:
+                return False
+            j = opening
+            continue
+        comment = _trailing_comment(line)
+        if comment is not None:
+            j = start + comment
+            continue
+        return source[j - 1:j] in (b";", b"{", b"}", b":")
+
+
+def _trailing_comment(line: bytes) -> int | None:
+    """Offset of a `//` comment that ends a line of code, outside string literals."""
+    quote = None
+    i = 0
+    while i < len(line):
+        c = line[i:i + 1]
+        if quote:
+            if c == b"\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in (b'"', b"'"):
+            quote = c
+        elif line[i:i + 2] == b"//":
+            return i
+        i += 1
+    return None
+
+
+def _braces(segment: bytes) -> tuple[int, int]:
+    """(lowest depth reached, final depth) walking `segment` forward, comments and strings ignored."""
+    depth = low = 0
+    for c in _C_NOISE.sub(b"", segment):
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            low = min(low, depth)
+    return low, depth
+
+
+def same_block(source: bytes, earlier: int, later: int, python: bool, inward: str = "") -> bool:
+    """The statement starting at `earlier` and the position `later` are in the same block.
+
+    `inward="later"` allows `later` to be deeper (moving a statement down into a block it enters);
+    `inward="earlier"` allows `earlier` to be deeper (moving a statement up into a block).
+    """
+    if earlier > later:
+        return False
+    if python:
+        base = len(indentation(source, earlier))
+        target = len(indentation(source, later))
+        for line in source[line_after(source, earlier):line_start(source, later)].splitlines():
+            if line.strip() and len(line) - len(line.lstrip(b" \t")) < min(base, target):
+                return False
+        if inward == "later":
+            return target >= base
+        if inward == "earlier":
+            return base >= target
+        return base == target
+    low, final = _braces(source[earlier:later])
+    if inward == "later":
+        return low >= 0 and final >= 0
+    # Walking back from `later`, the depth must not go below the start either.
+    back_low, back_final = _braces(source[earlier:later][::-1].translate(bytes.maketrans(b"{}", b"}{")))
+    if inward == "earlier":
+        return back_low >= 0 and back_final >= 0
+    return low >= 0 and final == 0 and back_low >= 0
+
+
+def _extra(mover: Event, target: Event, timeline: Timeline, enter: frozenset) -> dict | None:
+    """Constructs around `target` that are not around `mover` (and are not being entered).
+    None when `mover` sits in a construct `target` is not in: no place next to `target` runs
+    exactly when `mover` did."""
+    mine = constructs(mover, timeline)
+    theirs = constructs(target, timeline)
+    if any(key not in theirs for key in mine):
+        return None
+    extra = {k: v for k, v in theirs.items() if k not in mine and k not in enter}
+    if any(start is None or end is None for start, end in extra.values()):
+        return None
+    for key in enter:
+        if key not in theirs or theirs[key][0] is None:
+            return None
+        # What is entered must be the outermost extra construct: a loop around the entered branch
+        # would run the moved statement once per iteration.
+        if any(v[0] < theirs[key][0] for v in extra.values()):
+            return None
+    return extra
+
+
+def before(source: bytes, path: str, mover: Event, target: Event, timeline: Timeline,
+           enter: frozenset = frozenset()) -> tuple[int, bytes] | None:
+    """Where `mover` (which comes earlier) must go to run just before `target`, as often as it
+    ran where it was (or within the constructs of `enter`): the offset of the line and its
+    indentation; None when there is no such place."""
+    if mover.stmt_start is None or mover.stmt_end is None:
+        return None
+    span = _anchor(mover, target, timeline, enter)
+    if span is None:
+        return None
+    anchor = span[0]
+    python = is_python(path)
+    if anchor < mover.stmt_end or not starts_line(source, anchor) or not statement_boundary_before(source, anchor, python):
+        return None
+    if not same_block(source, mover.stmt_start, anchor, python, inward="later" if enter else ""):
+        return None
+    return line_start(source, anchor), indentation(source, anchor)
+
+
+def _anchor(level: Event, target: Event, timeline: Timeline, enter: frozenset) -> tuple[int, int] | None:
+    """The byte range of what must stay together with `target` seen from `level`'s block: the
+    outermost construct around `target` that is not around `level`, or `target`'s statement."""
+    if target.stmt_start is None or target.stmt_end is None:
+        return None
+    extra = _extra(level, target, timeline, enter)
+    if extra is None:
+        return None
+    if not extra:
+        return target.stmt_start, target.stmt_end
+    return min(start for start, _ in extra.values()), max(end for _, end in extra.values())
+
+
+def after(source: bytes, path: str, mover: Event, target: Event, timeline: Timeline,
+          enter: frozenset = frozenset()) -> tuple[int, bytes] | None:
+    """Where `mover` (which comes later) must go to run just after `target`: the offset of the
+    line and its indentation; None when there is no such place."""
+    if mover.stmt_start is None:
+        return None
+    span = _anchor(mover, target, timeline, enter)
+    if span is None:
+        return None
+    python = is_python(path)
+    start, end = span
+    if end > mover.stmt_start or not starts_line(source, start) or not ends_line(source, end, python):
+        return None
+    if not same_block(source, start, mover.stmt_start, python, inward="earlier" if enter else ""):
+        return None
+    return line_after(source, end), indentation(source, start)
+
+
+def after_in_block_of(source: bytes, path: str, owner: Event, target: Event, timeline: Timeline,
+                      deeper_ok: bool = False) -> tuple[int, bytes] | None:
+    """Where a new statement goes to run just after `target`, in the block of `owner` (an earlier
+    statement, such as the binding the new statement ends); deeper blocks the events do not
+    record (`with`, `try`) are accepted with `deeper_ok`."""
+    if owner.stmt_start is None:
+        return None
+    span = _anchor(owner, target, timeline, frozenset())
+    if span is None:
+        return None
+    python = is_python(path)
+    start, end = span
+    if start < owner.stmt_start or not starts_line(source, start) or not ends_line(source, end, python):
+        return None
+    if not same_block(source, owner.stmt_start, start, python, inward="later" if deeper_ok else ""):
+        return None
+    return line_after(source, end), indentation(source, start)
+
+
+def names_in(text: str) -> set[str]:
+    """Identifiers an expression is written with, less type names and keywords."""
+    return {n for n in _IDENT.findall(text) if n not in _NOT_NAMES}
+
+
+def defined_before(source: bytes, timeline: Timeline, name: str, pos: int) -> bool:
+    """`name` appears in the scope before `pos` (a parameter, an earlier local), or is a
+    file-level definition (a macro, a global, a module-level assignment or import)."""
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    start = timeline.start_byte or 0
+    if word.search(source, start, pos):
+        return True
+    head = source[:start]
+    return bool(re.search(rb"^\s*#\s*define\s+" + re.escape(name.encode()) + rb"\b", head, re.M)
+                or re.search(rb"^(?:[\w:<>*&\s]+\s)?" + re.escape(name.encode()) + rb"\s*(?:=|\[|;)", head, re.M)
+                or re.search(rb"^(?:from\s+\S+\s+)?import\s+.*\b" + re.escape(name.encode()) + rb"\b", head, re.M))
