@@ -6,7 +6,7 @@ import re
 from gpulint.findings import Edit
 from gpulint.fixes import placement
 from gpulint.fixes.edits import line_bounds, remove_statement
-from gpulint.history import Access, Event, ObjectHistory, Op, Timeline
+from gpulint.history import Access, Event, Loop, ObjectHistory, Op, Timeline
 
 # A statement that is nothing but the call (optionally inside an error-check wrapper).
 _LONE_CALL = re.compile(rb"^\s*(?:[A-Za-z_][\w:.]*\s*\(\s*)?[A-Za-z_][\w:.]*\s*\(.*\)\s*\)?\s*;?\s*$", re.S)
@@ -105,21 +105,21 @@ def _removal(path: str, source: bytes, start: int, end: int) -> Edit:
     return Edit(path, start, end, "")
 
 
-def move_statements(path: str, source: bytes, events: list[Event], dest: tuple[int, bytes]) -> list[Edit] | None:
-    """Move the statements of `events` (in program order) to the line at `dest`, re-indented;
-    None when one of them does not stand alone on its lines or `dest` falls inside one."""
-    offset, indent = dest
-    edits: list[Edit] = []
-    moved: list[bytes] = []
-    seen: set[tuple[int, int]] = set()
-    for event in sorted(events, key=lambda e: e.stmt_start if e.stmt_start is not None else -1):
+def move_statements(path: str, source: bytes, events: list[Event], dest: tuple[int, bytes],
+                    extra_lines: tuple[tuple[int, int], ...] = ()) -> list[Edit] | None:
+    """Move the statements of `events` (with any `extra_lines`, whole-line ranges), in program
+    order, to the line at `dest`, re-indented; None when one of them does not stand alone on its
+    lines or `dest` falls inside one."""
+    ranges = set(extra_lines)
+    for event in events:
         lines = statement_lines(path, source, event)
         if lines is None:
             return None
-        if lines in seen:
-            continue  # two events of one statement
-        seen.add(lines)
-        start, end = lines
+        ranges.add(lines)  # two events of one statement move it once
+    offset, indent = dest
+    edits: list[Edit] = []
+    moved: list[bytes] = []
+    for start, end in sorted(ranges):
         if start <= offset <= end:
             return None
         text = source[start:end]
@@ -201,3 +201,113 @@ def move_allocation_down(source: bytes, histories: list[ObjectHistory], h: Objec
 
 def alloc_path(h: ObjectHistory) -> str:
     return h.alloc.location.path
+
+
+def _closing_paren(text: bytes, open_at: int) -> int | None:
+    """Index of the `)` matching the `(` at `open_at`, strings skipped."""
+    depth, i, quote = 0, open_at, None
+    while i < len(text):
+        c = text[i:i + 1]
+        if quote:
+            if c == b"\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in (b'"', b"'"):
+            quote = c
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _top_level_commas(args: bytes) -> int:
+    depth = commas = 0
+    for c in args:
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == 0x2C and depth == 0:
+            commas += 1
+    return commas
+
+
+def create_on_device(path: str, source: bytes, event: Event, factory: str) -> Edit | None:
+    """`torch.randn(n, m).to(device)` -> `torch.randn(n, m, device=device)` (and `.cuda()` ->
+    `device="cuda"`) within the statement of `event`; None for any other shape of code."""
+    if event.stmt_start is None or event.stmt_end is None:
+        return None
+    text = source[event.stmt_start:event.stmt_end]
+    name = factory.rsplit(".", 1)[-1].encode()
+    for match in re.finditer(rb"\b" + re.escape(name) + rb"\s*\(", text):
+        close = _closing_paren(text, match.end() - 1)
+        if close is None:
+            return None
+        args = text[match.end():close]
+        transfer = re.match(rb"\s*\.\s*(to|cuda)\s*\(", text[close + 1:])
+        if transfer is None:
+            continue
+        t_open = close + 1 + transfer.end() - 1
+        t_close = _closing_paren(text, t_open)
+        if t_close is None or re.search(rb"\bdevice\s*=", args):
+            return None
+        target = text[t_open + 1:t_close].strip()
+        if transfer.group(1) == b"cuda":
+            if target:
+                return None  # `.cuda(1)`: leave the device index to a person
+            device = b'"cuda"'
+        else:
+            keyword = re.fullmatch(rb"device\s*=\s*(.+)", target, re.S)
+            device = keyword.group(1) if keyword else target
+            if not device or _top_level_commas(target) or b"=" in device:
+                return None  # `.to(dev, non_blocking=True)`, `.to(dtype=...)`
+        sep = b", " if args.strip() else b""
+        new = text[match.start():close].rstrip() + sep + b"device=" + device + b")"
+        return Edit(path, event.stmt_start + match.start(), event.stmt_start + t_close + 1, new.decode("utf-8"))
+    return None
+
+
+def around_loop(path: str, source: bytes, loop: Loop) -> tuple[tuple[int, bytes], tuple[int, bytes]] | None:
+    """The line before a loop statement and the line after it, with the loop's indentation."""
+    if loop.stmt_start is None or loop.stmt_end is None:
+        return None
+    python = placement.is_python(path)
+    if not placement.starts_line(source, loop.stmt_start) or \
+            not placement.statement_boundary_before(source, loop.stmt_start, python) or \
+            not placement.ends_line(source, loop.stmt_end, python):
+        return None
+    indent = placement.indentation(source, loop.stmt_start)
+    return (placement.line_start(source, loop.stmt_start), indent), (placement.line_after(source, loop.stmt_end), indent)
+
+
+def directly_in(source: bytes, path: str, event: Event, loop: Loop, timeline: Timeline) -> bool:
+    """`event` runs once per iteration of `loop`: no branch or inner loop inside `loop` encloses it."""
+    if not event.loops or event.loops[-1] != loop.id or loop.stmt_start is None or event.stmt_start is None:
+        return False
+    for guard in event.guards:
+        if guard.stmt_start is None or guard.stmt_start >= loop.stmt_start:
+            return False
+    if placement.is_python(path):
+        return True
+    low, final = placement.braces(source[loop.stmt_start:event.stmt_start])
+    return low >= 0 and final == 1
+
+
+def declaration_in_loop(source: bytes, loop: Loop, name: str, before: int) -> tuple[int, int] | None:
+    """The line declaring pointer `name` alone (`float* d_tmp;`) in the loop body before `before`."""
+    pattern = re.compile(rb"^[ \t]*[A-Za-z_][\w:<>, \t]*\*+[ \t]*" + re.escape(name.encode())
+                         + rb"[ \t]*(?:=[ \t]*(?:nullptr|NULL|0)[ \t]*)?;[ \t]*(?://[^\n]*)?\n", re.M)
+    match = pattern.search(source, loop.stmt_start, before)
+    return (match.start(), match.end()) if match else None
+
+
+def hoistable_names(source: bytes, timeline: Timeline, names, loop: Loop) -> bool:
+    """Every name (API enums aside) already exists before the loop."""
+    roots = {name.split(".", 1)[0].split("->", 1)[0] for name in names}
+    return all(placement.defined_before(source, timeline, root, loop.stmt_start) for root in roots
+               if not re.match(r"cuda[A-Z]|cu[A-Z]|CU_", root))

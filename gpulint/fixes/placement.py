@@ -118,7 +118,7 @@ def _trailing_comment(line: bytes) -> int | None:
     return None
 
 
-def _braces(segment: bytes) -> tuple[int, int]:
+def braces(segment: bytes) -> tuple[int, int]:
     """(lowest depth reached, final depth) walking `segment` forward, comments and strings ignored."""
     depth = low = 0
     for c in _C_NOISE.sub(b"", segment):
@@ -149,11 +149,11 @@ def same_block(source: bytes, earlier: int, later: int, python: bool, inward: st
         if inward == "earlier":
             return base >= target
         return base == target
-    low, final = _braces(source[earlier:later])
+    low, final = braces(source[earlier:later])
     if inward == "later":
         return low >= 0 and final >= 0
     # Walking back from `later`, the depth must not go below the start either.
-    back_low, back_final = _braces(source[earlier:later][::-1].translate(bytes.maketrans(b"{}", b"}{")))
+    back_low, back_final = braces(source[earlier:later][::-1].translate(bytes.maketrans(b"{}", b"}{")))
     if inward == "earlier":
         return back_low >= 0 and back_final >= 0
     return low >= 0 and final == 0 and back_low >= 0

@@ -2,8 +2,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
+from gpulint.findings import Applicability, Edit, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.fixes.builders import real_frees, remove_call, statement_text
 from gpulint.history import Event, ObjectHistory, Unit, guards_within
+
+# The call that frees what an allocation API returns, when a fix has to write one.
+_FREE_FOR = {"cudaMalloc": "cudaFree", "cudaMallocManaged": "cudaFree", "cudaMallocPitch": "cudaFree",
+             "cudaMallocHost": "cudaFreeHost", "cudaHostAlloc": "cudaFreeHost", "cuMemAlloc": "cuMemFree",
+             "cuMemAlloc_v2": "cuMemFree", "cuMemAllocManaged": "cuMemFree", "cuMemAllocPitch": "cuMemFree",
+             "cuMemAllocHost": "cuMemFreeHost"}
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -83,4 +91,53 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         related = [Related(f"`{h.name}` is still allocated when {'the function ends' if e.detail == 'end' else 'this returns'}",
                            e.location) for e in leaks[:5]]
         related += [Related(f"`{h.name}` is freed here, but not on that path", f.location) for f in h.frees[:2]]
-        yield make("GL005", h.alloc.location, message, h, related)
+        finding = make("GL005", h.alloc.location, message, h, related)
+        finding.fix = _free_before_exits(unit, h, leaks)
+        yield finding
+
+
+def _free_call(source: bytes, h: ObjectHistory) -> str | None:
+    """How this program frees `h`: the text of its own free statement when it has one
+    (`CHECK(cudaFree(d_a));`), else the plain call."""
+    for free in real_frees(h):
+        if remove_call(h.alloc.location.path, source, free) is not None:
+            text = statement_text(source, free)
+            if text and "\n" not in text:
+                return text if text.endswith(";") else text + ";"
+    call = _FREE_FOR.get(h.alloc.api.split("::")[-1])
+    return f"{call}({h.name});" if call else None
+
+
+def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event]) -> Fix | None:
+    """Insert the free before each exit that leaks `h`."""
+    source, path, alloc = unit.source, h.alloc.location.path, h.alloc
+    if source is None or placement.is_python(path) or alloc.stmt_start is None:
+        return None
+    free = _free_call(source, h)
+    if free is None:
+        return None
+    edits = []
+    for exit_ in leaks:
+        if exit_.detail == "end":
+            # The closing brace of the function: the allocation must be in its outermost block.
+            pos = h.timeline.end_byte
+            if pos is None or alloc.guards or alloc.loops or not placement.starts_line(source, pos) \
+                    or not placement.same_block(source, alloc.stmt_start, pos, False):
+                return None
+            indent = placement.indentation(source, alloc.stmt_start).decode()
+            edits.append(Edit(path, placement.line_start(source, pos), placement.line_start(source, pos),
+                              f"{indent}{free}\n"))
+            continue
+        start, end = exit_.stmt_start, exit_.stmt_end
+        if start is None or end is None or not placement.same_block(source, alloc.stmt_start, start, False, "later"):
+            return None  # the pointer's name may be out of scope there
+        if placement.starts_line(source, start) and placement.statement_boundary_before(source, start, False):
+            indent = placement.indentation(source, start).decode()
+            edits.append(Edit(path, placement.line_start(source, start), placement.line_start(source, start),
+                              f"{indent}{free}\n"))
+        elif placement.statement_boundary_before(source, start, False):  # `{ cudaFree(a); return -1; }`
+            edits.append(Edit(path, start, start, f"{free} "))
+        else:  # `if (err) return -1;`: the return becomes a block that frees first
+            edits.append(Edit(path, start, end, f"{{ {free} {source[start:end].decode('utf-8', 'replace')} }}"))
+    return Fix(f"free `{h.name}` before {'each exit' if len(edits) > 1 else 'the exit'} that leaks it",
+               Applicability.UNSAFE, tuple(edits))

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Op, Unit
+from gpulint.findings import Applicability, Edit, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.history import ObjectHistory, Op, Size, Unit
 from gpulint.rules.common import lifetime_candidates, make, size_unit, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -66,4 +67,20 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         message = (f"`{h.name}` is allocated with a compile-time maximum ({size.value} {unit_name}) but every "
                    f"{accesses} uses {shown}")
         related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
-        yield make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)
+        finding = make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)
+        finding.fix = _shrink(unit, h, first)
+        yield finding
+
+
+def _shrink(unit: Unit, h: ObjectHistory, extent: Size) -> Fix | None:
+    """Allocate the extent every access uses, written as the accesses write it."""
+    source = unit.source
+    if source is None or h.size is None or h.size.span is None or extent.span is None:
+        return None
+    written = source[extent.span[0]:extent.span[1]].decode("utf-8", "replace")
+    edit = Edit(h.alloc.location.path, h.size.span[0], h.size.span[1], written)
+    in_scope = all(placement.defined_before(source, h.timeline, name, h.alloc.stmt_start)
+                   for name in placement.names_in(written)) and h.alloc.stmt_start is not None
+    # Names that only exist after the allocation: show the change, let a person move things.
+    applicability = Applicability.UNSAFE if in_scope else Applicability.DISPLAY_ONLY
+    return Fix(f"allocate `{written}` instead of the maximum", applicability, (edit,))

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Op, Unit
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.fixes.builders import (around_loop, declaration_in_loop, directly_in, hoistable_names, move_statements,
+                                    real_frees, remove_call)
+from gpulint.history import Loop, ObjectHistory, Op, Unit
 from gpulint.rules.common import make, size_unit
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -55,7 +58,11 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                     continue
                 message = (f"`{event.api}()` inside the loop at line {loop.location.row} empties the allocator's cache "
                            f"every iteration, so the next allocations go back to the driver")
-                yield make("GL101", event.location, message, None, [Related("loop", loop.location)])
+                finding = make("GL101", event.location, message, None, [Related("loop", loop.location)])
+                edit = remove_call(event.location.path, unit.source, event)
+                if edit is not None:
+                    finding.fix = Fix(f"drop `{event.api}()`", Applicability.UNSAFE, (edit,))
+                yield finding
     for h in unit.histories:
         alloc = h.alloc
         if alloc is None or not alloc.loops or h.kind in ("async", "tensor") or h.incomplete:
@@ -80,4 +87,42 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if frees:
             message += f" and `{frees[0].api}` at line {frees[0].location.row} frees it again"
         related = [Related("loop", loop.location), *(Related(f"`{f.api}` of `{h.name}` in the same loop", f.location) for f in frees[:1])]
-        yield make("GL101", alloc.location, message, h, related)
+        finding = make("GL101", alloc.location, message, h, related)
+        finding.fix = _hoist(unit, h, loop, frees)
+        yield finding
+
+
+def _hoist(unit: Unit, h: ObjectHistory, loop: Loop, frees) -> Fix | None:
+    """Allocate before the loop and free after it."""
+    source, path, alloc = unit.source, h.alloc.location.path, h.alloc
+    if source is None:
+        return None
+    edges = around_loop(path, source, loop)
+    frees = [f for f in frees if f in real_frees(h)]
+    if edges is None or not directly_in(source, path, alloc, loop, h.timeline) or len(frees) != len(real_frees(h)):
+        return None
+    if not frees and not placement.is_python(path):
+        return None  # a C loop that never frees: each pass may keep its buffer on purpose
+    if len(frees) > 1 or (frees and not directly_in(source, path, frees[0], loop, h.timeline)):
+        return None
+    size_text = source[h.size.span[0]:h.size.span[1]].decode("utf-8", "replace") if h.size and h.size.span else None
+    names = placement.names_in(size_text) if size_text is not None else set(alloc.names)
+    declaration: tuple[tuple[int, int], ...] = ()
+    if not placement.is_python(path) and not hoistable_names(source, h.timeline, [h.name], loop):
+        # `float* d_tmp;` in the loop body moves out with the allocation.
+        found = declaration_in_loop(source, loop, h.name, alloc.stmt_start)
+        if found is None:
+            return None
+        declaration = (found,)
+    if not hoistable_names(source, h.timeline, names, loop):
+        return None
+    edits = move_statements(path, source, [alloc], edges[0], declaration)
+    if edits is None:
+        return None
+    if frees:
+        free_edits = move_statements(path, source, frees, edges[1])
+        if free_edits is None:
+            return None
+        edits += free_edits
+    return Fix(f"allocate `{h.name}` once before the loop" + (" and free it after" if frees else ""),
+               Applicability.UNSAFE, tuple(edits))

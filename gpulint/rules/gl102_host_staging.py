@@ -2,10 +2,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes.builders import create_on_device
 from gpulint.history import Op, Unit
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
+
+
+# Factories whose values come from a generator: the CUDA one gives other numbers than the CPU one.
+_RANDOM = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "randperm", "bernoulli",
+           "multinomial", "poisson"}
 
 
 @rule("GL102", "host-staging", "Tensor created on the host only to be copied to the device", languages=("python",))
@@ -42,5 +48,11 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             factory = event.detail.split(":", 1)[1]
             message = (f"`{factory}(...)` builds a tensor on the host only for `{event.api}` to copy it to the device; "
                        f"create it there with `device=`")
-            yield make("GL102", event.location, message, None, [Related("the copy to the device", event.location)],
-                       factory=factory)
+            finding = make("GL102", event.location, message, None, [Related("the copy to the device", event.location)],
+                           factory=factory)
+            edit = create_on_device(event.location.path, unit.source, event, factory) if unit.source else None
+            if edit is not None:
+                random = factory.rsplit(".", 1)[-1] in _RANDOM
+                finding.fix = Fix("create it on the device with `device=`",
+                                  Applicability.UNSAFE if random else Applicability.SAFE, (edit,))
+            yield finding

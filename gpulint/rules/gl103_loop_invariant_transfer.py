@@ -2,8 +2,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
-from gpulint.history import Access, Op, Unit
+import re
+
+from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.fixes import placement
+from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
+from gpulint.history import Access, Event, Loop, ObjectHistory, Op, Unit
 from gpulint.rules.common import make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -66,4 +70,29 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             related = [Related("loop", loop.location)]
             readers = [t.event for t in h.touches if t.use and loop.id in t.event.loops]
             related += [Related(f"{what(e)} only reads `{h.name}`", e.location) for e in readers[:2]]
-            yield make("GL103", event.location, message, h, related)
+            finding = make("GL103", event.location, message, h, related)
+            finding.fix = _hoist_copy(unit, h, event, loop)
+            yield finding
+
+
+def _hoist_copy(unit: Unit, h: ObjectHistory, copy: Event, loop: Loop) -> Fix | None:
+    source, path = unit.source, copy.location.path
+    if source is None:
+        return None
+    edges = around_loop(path, source, loop)
+    if edges is None or not directly_in(source, path, copy, loop, h.timeline):
+        return None
+    names = set(copy.names)
+    if placement.is_python(path):
+        # `w = h_w.to(dev)` moves out with its binding: nothing else in the loop may rebind `w`.
+        body = source[loop.stmt_start:loop.stmt_end]
+        if len(re.findall(rb"(?m)^\s*" + re.escape(h.name.encode()) + rb"\s*=[^=]", body)) > 1:
+            return None
+    else:
+        names.add(h.name.split(".", 1)[0].split("->", 1)[0])
+    if not hoistable_names(source, h.timeline, names, loop):
+        return None
+    edits = move_statements(path, source, [copy], edges[0])
+    if edits is None:
+        return None
+    return Fix("copy once, before the loop", Applicability.UNSAFE, tuple(edits))
