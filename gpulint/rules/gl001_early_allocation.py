@@ -39,8 +39,11 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ```
 
     ## Fix safety
-    Moving the allocation (and its initialising copies) down to just before the first use is
-    unsafe: code between them may read the pointer or the host data may change in between.
+    Moving the allocation (and its initialising copies and memsets in the same block) down to
+    just before the first thing that touches the buffer is unsafe: the host data a copy reads
+    may change in between. Nothing is offered when the first use is in a block the
+    allocation cannot enter without running more or less often (another branch arm, a
+    braceless `if`), or when something in between touches what the moved statements touch.
     """
     threshold = settings.threshold("GL001")
     for h in lifetime_candidates(unit.histories):

@@ -38,9 +38,10 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ```
 
     ## Fix safety
-    Moving `cudaFree` up to just after the last use is safe when nothing between reads the
-    pointer; gpulint offers it as unsafe because a host-side alias may still be used. In
-    Python, `del name` after the last use is offered the same way.
+    Unsafe. The free moves to just after the last *access* (a copy back to the host
+    counts, not only kernels), staying in its own block; no fix when the pointer escapes or
+    another free (an error path) lies in between. In Python, `del name` is inserted after the
+    last use instead; a host-side alias may still keep the tensor alive.
     """
     threshold = settings.threshold("GL002")
     for h in lifetime_candidates(unit.histories):

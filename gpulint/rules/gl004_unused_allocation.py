@@ -44,8 +44,13 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ```
 
     ## Fix safety
-    Removing an unused allocation together with its copies, memsets and free is safe when
-    nothing else reads the pointer; moving a guarded allocation under its guard is unsafe.
+    Both fixes are unsafe. Removing an unused allocation takes its memsets, host-to-device
+    copies and frees with it; a pointer still mentioned elsewhere (passed to a kernel that
+    ignores it) is set to `nullptr` instead of being left uninitialised; nothing is offered
+    when a copy reads the buffer back. Moving a guarded allocation puts it (with its
+    initialising copies) just before the first use inside the guard and its free just after
+    the last access there; nothing is offered for a braceless `if` body or when code outside
+    the guard touches the buffer.
     """
     for h in lifetime_candidates(unit.histories, allow_members=True):
         if h.escaped:

@@ -57,8 +57,10 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ```
 
     ## Fix safety
-    Inserting `cudaFree` before each uncovered exit is safe when the pointer is not used
-    after the exit; offered as unsafe.
+    Unsafe. The free (written like the program's own free of that pointer, e.g.
+    `CHECK(cudaFree(d_a));`) is inserted before each leaking `return`, and before the closing
+    brace when the function falls off its end; a braceless `if (...) return -1;` becomes
+    `if (...) { cudaFree(d_a); return -1; }`.
     """
     for h in unit.histories:
         if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw"):

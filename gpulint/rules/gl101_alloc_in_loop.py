@@ -47,8 +47,12 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     or `cudaMallocAsync` / `cudaFreeAsync` from a stream-ordered pool.
 
     ## Fix safety
-    Hoisting the allocation and its free out of the loop is unsafe: the loop body may rely on
-    a fresh (or differently placed) buffer each iteration.
+    Hoisting the allocation before the loop and its free after it is unsafe: the loop body
+    may rely on a fresh (or differently placed) buffer each iteration. A pointer declared
+    alone in the loop body (`float* tmp;`) moves out with it; nothing is offered when the
+    allocation is under a branch inside the loop or its size uses names made in the loop.
+    Dropping a cache flush is unsafe too: it never changes results, but it may have been
+    there to hand memory to another process.
     """
     for timeline in unit.timelines:
         for event in timeline.events:

@@ -40,6 +40,9 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## Fix safety
     Creating the tensor with `device=` is safe for deterministic factories; for random ones it
     is offered as unsafe because the CUDA generator gives different numbers than the CPU one.
+    Only the one-expression form (`factory(...).to(dev)`, `.cuda()`) is rewritten; a host
+    tensor made on an earlier line, `.cuda(1)` and `.to(dev, non_blocking=True)` are left to
+    a person.
     """
     for timeline in unit.timelines:
         for event in timeline.events:

@@ -41,7 +41,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
 
     ## Fix safety
     Hoisting the copy before the loop is unsafe: gpulint cannot see writes to the host buffer
-    through pointers it does not track.
+    through pointers it does not track. Nothing is offered when the copy is under a branch in
+    the loop or uses a name that only exists inside it.
     """
     for h in unit.histories:
         if h.alloc is None or h.kind == "pinned" or h.incomplete:
