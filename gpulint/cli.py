@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpulint import __version__
-from gpulint.config import FRONTENDS, ConfigError, build
+from gpulint.config import FRONTENDS, ConfigError, Resolver
 from gpulint.rules import RULES
 
 
@@ -33,9 +33,25 @@ def main() -> None:
     """Find GPU memory waste in CUDA C/C++ and Python GPU code."""
 
 
+def _config_options(command):
+    """`--config FILE` and `--isolated`, as in Ruff."""
+    command = click.option("--isolated", is_flag=True, help="Ignore all configuration files.")(command)
+    return click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                        help="Use this configuration file (gpulint.toml or pyproject.toml) for every path.")(command)
+
+
+def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
+    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
+    try:
+        return Resolver(cli, sorted(RULES), threshold_codes, config_file, isolated)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated or repeated).")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
@@ -48,22 +64,18 @@ def main() -> None:
 @click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
 @click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which files fell back to tree-sitter and which functions were skipped.")
-def check(paths, select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose) -> None:
+@_config_options
+def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
+          compile_commands, verbose, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
     from gpulint.output import FORMATS
 
-    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
-    try:
-        settings = build(
-            {"select": select, "ignore": ignore, "exclude": exclude, "threshold": threshold, "jobs": jobs,
-             "frontend": frontend, "compile_commands": compile_commands, "verbose": verbose},
-            sorted(RULES), threshold_codes,
-        )
-    except ConfigError as exc:
-        _fail(str(exc))
-    report = check_paths(list(paths) or ["."], settings)
+    resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
+                          "threshold": threshold, "jobs": jobs, "frontend": frontend,
+                          "compile_commands": compile_commands, "verbose": verbose}, config_file, isolated)
+    settings = resolver.base
+    report = check_paths(list(paths) or ["."], resolver)
     for line in report.diagnostics:
         click.echo(f"gpulint: {line}", err=True)
     if verbose:
@@ -94,7 +106,8 @@ def check(paths, select, ignore, exclude, fmt, statistics, exit_zero, output, th
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
 @click.option("--from-sarif", "from_sarif", type=click.Path(dir_okay=False),
               help="Apply the fixes recorded in this SARIF file (paths relative to the current folder).")
-def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_sarif) -> None:
+@_config_options
+def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_sarif, config_file, isolated) -> None:
     """Apply suggested fixes (safe ones; --unsafe-fixes adds unsafe ones)."""
     import difflib
 
@@ -111,12 +124,8 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
     else:
         fixed, errors = None, []
     if fixed is None:
-        threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
-        try:
-            settings = build({"select": select, "ignore": ignore, "exclude": exclude}, sorted(RULES), threshold_codes)
-        except ConfigError as exc:
-            _fail(str(exc))
-        fixed, errors = fix_paths(list(paths) or ["."], settings, unsafe_fixes)
+        resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude}, config_file, isolated)
+        fixed, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
     for line in errors:
         click.echo(f"gpulint: {line}", err=True)
     changed = [f for f in fixed if f.after != f.before]

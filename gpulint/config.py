@@ -1,6 +1,7 @@
 """Settings: `[tool.gpulint]` in pyproject.toml (or a gpulint.toml) merged with CLI options, validated."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
@@ -23,7 +24,10 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    # (glob, codes): codes not reported in files matching the glob (relative to `root`).
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     thresholds: dict[str, int] = field(default_factory=dict)
     frontend: str = "auto"
@@ -32,21 +36,54 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     reuse_tolerance: float = 0.10
     verbose: bool = False
+    # The folder of the configuration file these settings came from (patterns are relative to it).
+    root: str | None = None
+    config_file: str | None = None
 
     def enabled_codes(self, all_codes: list[str]) -> list[str]:
-        """Codes that run: selected (all when nothing is selected) minus ignored."""
-        def matches(code: str, patterns: tuple[str, ...]) -> bool:
-            return any(p == "ALL" or code.startswith(p) for p in patterns)
+        """Codes that run: selected (all when nothing is selected) plus extend-select, minus ignored."""
+        chosen = [c for c in all_codes
+                  if not self.select or _matches(c, self.select) or _matches(c, self.extend_select)]
+        return [c for c in chosen if not _matches(c, self.ignore)]
 
-        chosen = [c for c in all_codes if not self.select or matches(c, self.select)]
-        return [c for c in chosen if not matches(c, self.ignore)]
+    def codes_for(self, path: Path, all_codes: list[str]) -> list[str]:
+        """The enabled codes less those `per-file-ignores` turns off for `path`."""
+        codes = self.enabled_codes(all_codes)
+        ignored = tuple(code for pattern, codes_ in self.per_file_ignores if self.matches(path, (pattern,))
+                        for code in codes_)
+        return [c for c in codes if not _matches(c, ignored)] if ignored else codes
+
+    def matches(self, path: Path, patterns: tuple[str, ...]) -> bool:
+        """`path` (or one of its folders) matches a glob, taken relative to the config's folder."""
+        texts = {path.as_posix()}
+        if self.root is not None:
+            try:
+                texts.add(Path(os.path.abspath(path)).relative_to(self.root).as_posix())
+            except ValueError:
+                pass
+        return any(fnmatch.fnmatch(text, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(text, f"*/{p}")
+                   or fnmatch.fnmatch(text, f"{p}/*") or fnmatch.fnmatch(text, f"*/{p}/*")
+                   for p in patterns for text in texts)
 
     def effective_jobs(self) -> int:
         return self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
 
+    def fingerprint(self) -> str:
+        """What about these settings changes a file's findings (for the result cache)."""
+        return repr((self.frontend, self.compile_commands, sorted(self.thresholds.items()), self.reuse_tolerance,
+                     self.max_file_size))
 
-_KEYS = {"select", "ignore", "exclude", "threshold", "frontend", "compile-commands", "jobs", "max-file-size",
-         "reuse-tolerance"}
+
+def _matches(code: str, patterns: tuple[str, ...]) -> bool:
+    return any(p == "ALL" or code.startswith(p) for p in patterns)
+
+
+# Keys of [tool.gpulint] / gpulint.toml, and what each must hold.
+_KEYS = {"select": "a list of rule codes", "extend-select": "a list of rule codes", "ignore": "a list of rule codes",
+         "per-file-ignores": "a table of glob = [rule codes]", "exclude": "a list of glob patterns",
+         "threshold": "a table of rule code = integer", "frontend": f"one of {', '.join(FRONTENDS)}",
+         "compile-commands": "a path to compile_commands.json", "jobs": "a non-negative integer",
+         "max-file-size": "a positive number of bytes", "reuse-tolerance": "a fraction in [0, 1)"}
 
 
 def find_config(start: Path) -> Path | None:
@@ -73,7 +110,7 @@ def load_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     table = data.get("tool", {}).get("gpulint", {}) if path.name == "pyproject.toml" else data
-    unknown = set(table) - _KEYS
+    unknown = set(table) - set(_KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KEYS))}")
     return table
@@ -88,6 +125,8 @@ def parse_thresholds(items: list[str] | dict[str, Any], known: list[str], thresh
             raise ConfigError(f"--threshold {code}: no such rule")
         if code not in threshold_codes:
             raise ConfigError(f"--threshold {code}: this rule has no threshold (those that do: {', '.join(threshold_codes)})")
+        if isinstance(value, bool):
+            raise ConfigError(f"--threshold {code}={value}: the threshold must be an integer")
         try:
             number = int(value)
         except (TypeError, ValueError):
@@ -117,47 +156,147 @@ def validate_codes(patterns: tuple[str, ...], known: list[str], option: str) -> 
     return tuple(out)
 
 
-def build(cli: dict[str, Any], known: list[str], threshold_codes: list[str], start: Path | None = None) -> Settings:
-    """Settings from the config file found at or above `start` overridden by CLI options."""
-    config_path = find_config(start or Path.cwd())
-    file_values = load_file(config_path) if config_path is not None else {}
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(x.strip() for v in value for x in str(v).split(",") if x.strip())
 
-    def pick(cli_key: str, file_key: str, default: Any) -> Any:
-        value = cli.get(cli_key)
-        if value not in (None, (), []):
-            return value
-        return file_values.get(file_key, default)
 
-    def as_tuple(value: Any) -> tuple[str, ...]:
-        if isinstance(value, str):
-            return tuple(v for v in value.split(",") if v)
-        return tuple(x for v in value for x in str(v).split(",") if x)
+def _file_values(path: Path, table: dict[str, Any], known: list[str], threshold_codes: list[str]) -> dict[str, Any]:
+    """The settings a configuration file gives, validated; errors name the file and the key."""
+    root = path.parent.resolve()
+    out: dict[str, Any] = {"root": str(root), "config_file": str(path)}
 
-    frontend = pick("frontend", "frontend", "auto")
-    if frontend not in FRONTENDS:
-        raise ConfigError(f"frontend {frontend!r}: choose one of {', '.join(FRONTENDS)}")
-    jobs = pick("jobs", "jobs", 0)
-    if not isinstance(jobs, int) or jobs < 0:
-        raise ConfigError(f"jobs {jobs!r}: must be a non-negative integer")
-    max_size = pick("max_file_size", "max-file-size", DEFAULT_MAX_FILE_SIZE)
-    if not isinstance(max_size, int) or max_size <= 0:
-        raise ConfigError(f"max-file-size {max_size!r}: must be a positive number of bytes")
-    tolerance = pick("reuse_tolerance", "reuse-tolerance", 0.10)
-    if not isinstance(tolerance, (int, float)) or not 0 <= tolerance < 1:
-        raise ConfigError(f"reuse-tolerance {tolerance!r}: must be a fraction in [0, 1)")
-    thresholds = dict(parse_thresholds(file_values.get("threshold", {}), known, threshold_codes))
-    thresholds.update(parse_thresholds(list(cli.get("threshold") or []), known, threshold_codes))
-    compile_commands = pick("compile_commands", "compile-commands", None)
-    return Settings(
-        select=validate_codes(as_tuple(pick("select", "select", ())), known, "--select"),
-        ignore=validate_codes(as_tuple(pick("ignore", "ignore", ())), known, "--ignore"),
-        exclude=as_tuple(pick("exclude", "exclude", ())),
-        thresholds=thresholds,
-        frontend=frontend,
-        compile_commands=str(compile_commands) if compile_commands else None,
-        jobs=jobs,
-        max_file_size=max_size,
-        reuse_tolerance=float(tolerance),
-        verbose=bool(cli.get("verbose")),
-    )
+    def bad(key: str, value: Any, why: str = "") -> ConfigError:
+        return ConfigError(f"{path}: `{key} = {value!r}`: {why or 'expected ' + _KEYS[key]}")
 
+    def strings(key: str) -> tuple[str, ...]:
+        value = table[key]
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return _as_tuple(value)
+        raise bad(key, value)
+
+    for key in table:
+        value = table[key]
+        try:
+            if key in ("select", "extend-select", "ignore"):
+                out[key.replace("-", "_")] = validate_codes(strings(key), known, key)
+            elif key == "exclude":
+                out["exclude"] = strings(key)
+            elif key == "per-file-ignores":
+                if not isinstance(value, dict):
+                    raise bad(key, value)
+                pairs = []
+                for pattern, codes in value.items():
+                    if not (isinstance(codes, str) or isinstance(codes, list) and all(isinstance(c, str) for c in codes)):
+                        raise bad(key, value, f"the codes for {pattern!r} must be a list of rule codes")
+                    pairs.append((pattern, validate_codes(_as_tuple(codes), known, f"{key} {pattern!r}:")))
+                out["per_file_ignores"] = tuple(pairs)
+            elif key == "threshold":
+                if not isinstance(value, dict):
+                    raise bad(key, value)
+                out["thresholds"] = parse_thresholds(value, known, threshold_codes)
+            elif key == "frontend":
+                if value not in FRONTENDS:
+                    raise bad(key, value)
+                out["frontend"] = value
+            elif key == "compile-commands":
+                if not isinstance(value, str):
+                    raise bad(key, value)
+                resolved = (root / value).resolve()
+                if not resolved.exists():
+                    raise bad(key, value, f"{resolved} does not exist")
+                out["compile_commands"] = str(resolved)
+            elif key == "jobs":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise bad(key, value)
+                out["jobs"] = value
+            elif key == "max-file-size":
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                    raise bad(key, value)
+                out["max_file_size"] = value
+            elif key == "reuse-tolerance":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                    raise bad(key, value)
+                out["reuse_tolerance"] = float(value)
+        except ConfigError as exc:
+            message = str(exc)
+            raise ConfigError(message if message.startswith(str(path)) else f"{path}: `{key}`: {message}") from None
+    return out
+
+
+def _cli_values(cli: dict[str, Any], known: list[str], threshold_codes: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, option in (("select", "--select"), ("extend_select", "--extend-select"), ("ignore", "--ignore")):
+        if cli.get(key):
+            out[key] = validate_codes(_as_tuple(cli[key]), known, option)
+    if cli.get("exclude"):
+        out["exclude"] = _as_tuple(cli["exclude"])
+    if cli.get("threshold"):
+        out["thresholds"] = parse_thresholds(list(cli["threshold"]), known, threshold_codes)
+    if cli.get("frontend"):
+        if cli["frontend"] not in FRONTENDS:
+            raise ConfigError(f"--frontend {cli['frontend']!r}: choose one of {', '.join(FRONTENDS)}")
+        out["frontend"] = cli["frontend"]
+    if cli.get("compile_commands"):
+        out["compile_commands"] = str(Path(cli["compile_commands"]).resolve())
+    if cli.get("jobs") is not None:
+        out["jobs"] = cli["jobs"]
+    out["verbose"] = bool(cli.get("verbose"))
+    return out
+
+
+def build(cli: dict[str, Any], known: list[str], threshold_codes: list[str], config: Path | None = None) -> Settings:
+    """Settings from one configuration file (or none) overridden by CLI options."""
+    values: dict[str, Any] = {}
+    if config is not None:
+        values.update(_file_values(config, load_file(config), known, threshold_codes))
+    cli_values = _cli_values(cli, known, threshold_codes)
+    thresholds = {**values.get("thresholds", {}), **cli_values.pop("thresholds", {})}
+    values.update(cli_values)
+    values["thresholds"] = thresholds
+    return Settings(**values)
+
+
+class Resolver:
+    """The settings for each analysed path: the nearest configuration file to it wins, unless
+    `--config FILE` names one for all or `--isolated` turns them off (as in Ruff)."""
+
+    def __init__(self, cli: dict[str, Any], known: list[str], threshold_codes: list[str],
+                 config: str | None = None, isolated: bool = False) -> None:
+        self._cli, self._known, self._threshold_codes = cli, known, threshold_codes
+        self._by_file: dict[Path | None, Settings] = {}
+        self._by_dir: dict[Path, Settings] = {}
+        self._fixed: Settings | None = None
+        if config is not None:
+            path = Path(config)
+            if not path.is_file():
+                raise ConfigError(f"--config {config}: no such file")
+            self._fixed = self._settings(path)
+        elif isolated:
+            self._fixed = self._settings(None)
+        self.base = self.for_dir(Path.cwd())  # reports a bad configuration before any work
+
+    @classmethod
+    def of(cls, settings: Settings) -> "Resolver":
+        """Every path gets `settings` (for callers that built their own)."""
+        resolver = cls.__new__(cls)
+        resolver._fixed = resolver.base = settings
+        resolver._by_dir, resolver._by_file = {}, {}
+        return resolver
+
+    def _settings(self, config: Path | None) -> Settings:
+        if config not in self._by_file:
+            self._by_file[config] = build(self._cli, self._known, self._threshold_codes, config)
+        return self._by_file[config]
+
+    def for_dir(self, folder: Path) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        key = Path(os.path.abspath(folder))
+        if key not in self._by_dir:
+            self._by_dir[key] = self._settings(find_config(key))
+        return self._by_dir[key]
+
+    def for_path(self, path: Path) -> Settings:
+        return self.for_dir(path if path.is_dir() else path.parent)

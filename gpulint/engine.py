@@ -8,7 +8,6 @@ Files are analysed in parallel; results keep the input order.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import traceback
@@ -17,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpulint.config import Settings
+from gpulint.config import Resolver, Settings
 from gpulint.findings import Applicability, Finding, Fix, Location
 from gpulint.fixes.builders import remove_comment
 from gpulint.history import Unit
@@ -64,14 +63,15 @@ class Suppression:
 # ------------------------------------------------------------------------- discovery
 
 
-def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
-    text = path.as_posix()
-    return any(fnmatch.fnmatch(text, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(text, f"*/{p}")
-               or fnmatch.fnmatch(text, f"*/{p}/*") for p in patterns)
+def _resolver(settings: "Settings | Resolver") -> Resolver:
+    return settings if isinstance(settings, Resolver) else Resolver.of(settings)
 
 
-def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[str]]:
-    """Files to check, in a stable order, and diagnostics for paths that do not exist."""
+def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Path], list[str]]:
+    """Files to check, in a stable order, and diagnostics for paths that do not exist.  Each
+    folder's `exclude` comes from the configuration nearest to it; files named on the command
+    line are always checked."""
+    resolver = _resolver(settings)
     files: list[Path] = []
     errors: list[str] = []
     seen: set[Path] = set()
@@ -87,17 +87,18 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[str
             continue
         for folder, dirnames, filenames in os.walk(root):
             base = Path(folder)
+            here = resolver.for_dir(base)
             dirnames[:] = sorted(
                 d for d in dirnames
                 if not d.startswith(".") and d not in SKIPPED_DIRS and not d.startswith("cmake-build")
-                and not _excluded(base / d, settings.exclude)
+                and not here.matches(base / d, here.exclude)
             )
             for name in sorted(filenames):
                 candidate = base / name
                 suffix = candidate.suffix.lower()
                 if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES and suffix not in PYTHON_SUFFIXES:
                     continue
-                if name.startswith(".") or _excluded(candidate, settings.exclude) or candidate in seen:
+                if name.startswith(".") or here.matches(candidate, here.exclude) or candidate in seen:
                     continue
                 seen.add(candidate)
                 files.append(candidate)
@@ -305,11 +306,15 @@ def _job(args: tuple[Path, Settings, list[str]]) -> FileResult:
     return check_file(*args)
 
 
-def check_paths(paths: list[str], settings: Settings) -> Report:
-    files, errors = discover(paths, settings)
-    codes = settings.enabled_codes(sorted(RULES))
-    jobs = min(settings.effective_jobs(), max(1, len(files)))
-    work = [(f, settings, codes) for f in files]
+def check_paths(paths: list[str], settings: "Settings | Resolver") -> Report:
+    resolver = _resolver(settings)
+    files, errors = discover(paths, resolver)
+    all_codes = sorted(RULES)
+    work = []
+    for f in files:
+        file_settings = resolver.for_path(f)
+        work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
+    jobs = min(resolver.base.effective_jobs(), max(1, len(files)))
     results: list[FileResult] | None = None
     if jobs > 1 and len(files) > 1:
         try:
@@ -324,7 +329,7 @@ def check_paths(paths: list[str], settings: Settings) -> Report:
     findings: list[Finding] = []
     diagnostics = list(errors)
     notes: list[str] = []
-    for r in results:
+    for r, (_, _, codes) in zip(results, work):
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)
         notes.extend(r.notes)
@@ -413,10 +418,15 @@ def write_atomically(fixed: FixedFile) -> str | None:
     return None
 
 
-def fix_paths(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[FixedFile], list[str]]:
-    files, errors = discover(paths, settings)
-    codes = settings.enabled_codes(sorted(RULES))
-    results = [r for r in (fix_file(f, settings, codes, unsafe) for f in files) if r is not None]
+def fix_paths(paths: list[str], settings: "Settings | Resolver", unsafe: bool) -> tuple[list[FixedFile], list[str]]:
+    resolver = _resolver(settings)
+    files, errors = discover(paths, resolver)
+    results = []
+    for f in files:
+        file_settings = resolver.for_path(f)
+        fixed = fix_file(f, file_settings, file_settings.codes_for(f, sorted(RULES)), unsafe)
+        if fixed is not None:
+            results.append(fixed)
     return results, errors
 
 
