@@ -2834,8 +2834,8 @@ class Result:
 
 def time_gpulint_cli(folder: Path, repeat: int) -> Result:
     result = Result("gpulint check (CLI)")
-    result.command = "python -m gpulint check DIR --jobs 1 --format json -o FILE"
-    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json"]
+    result.command = "python -m gpulint check DIR --jobs 1 --format json --no-cache -o FILE"
+    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json", "--no-cache"]
     best, items, stderr, error = best_json_run(cmd, folder, repeat)
     if error is not None:
         result.error = error

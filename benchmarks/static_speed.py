@@ -1399,7 +1399,7 @@ def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
             result.error = f"gpulint.static.cuda_clang cannot be imported ({type(exc).__name__}: {exc})"
             return result
     cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", frontend,
-           "--format", "json", "-v"]
+           "--format", "json", "-v", "--no-cache"]
     best, items, stderr, error = best_json_run(cmd, folder, repeat)
     if error is not None:
         result.error = error
@@ -1421,6 +1421,40 @@ def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
     if internal:
         result.notes.append(f"{len(internal)} internal errors, e.g. {internal[0].removeprefix('gpulint: ')[:160]}")
     return result
+
+
+@dataclass
+class CacheTiming:
+    cold: float | None = None  # first run: analyses every file and fills .gpulint_cache/
+    warm: float | None = None  # best later run over the unchanged tree
+    same: bool = False  # the warm run reported exactly the cold run's findings
+    error: str | None = None
+
+    def line(self) -> str:
+        if self.error or not self.cold or not self.warm:
+            return f"cache:   not measured ({self.error or 'no timing'})"
+        ratio = self.cold / self.warm
+        return (f"cache:   cold {self.cold:.3f} s, warm {self.warm:.3f} s -> {ratio:.1f}x faster "
+                f"(target >= {CACHE_TARGET:g}x: {'met' if ratio >= CACHE_TARGET else 'NOT met'}); "
+                f"same findings: {'yes' if self.same else 'NO'}")
+
+
+CACHE_TARGET = 10.0
+
+
+def time_cache(cmd: list[str], folder: Path, repeat: int) -> CacheTiming:
+    """`cmd` (a `gpulint check --format json` command line, CLI start-up included) once on an
+    empty `.gpulint_cache/`, then `repeat` times over the unchanged tree."""
+    import shutil
+
+    timing = CacheTiming()
+    shutil.rmtree(folder / ".gpulint_cache", ignore_errors=True)
+    timing.cold, cold_items, _, timing.error = best_json_run(cmd, folder, 1)
+    if timing.error is None:
+        timing.warm, warm_items, _, timing.error = best_json_run(cmd, folder, repeat)
+        timing.same = json.dumps(cold_items, sort_keys=True) == json.dumps(warm_items, sort_keys=True)
+    shutil.rmtree(folder / ".gpulint_cache", ignore_errors=True)
+    return timing
 
 
 def time_in_process(folder: Path, repeat: int) -> Result:
@@ -1571,6 +1605,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             agreement = "n/a (clang frontend unavailable)" if clang.error else "n/a"
         print(f"frontends agree: {agreement}")
+        cache = time_cache([sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend",
+                            "tree-sitter", "--format", "json"], folder, args.repeat)
+        print(cache.line())
         if ts.findings is not None and inproc.findings is not None and ts.findings != inproc.findings:
             print("note: the in-process run found a different set of findings than the CLI run")
 

@@ -64,9 +64,10 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
 @click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which files fell back to tree-sitter and which functions were skipped.")
+@click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reading .gpulint_cache/.")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose, config_file, isolated) -> None:
+          compile_commands, verbose, no_cache, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
     from gpulint.output import FORMATS
@@ -75,7 +76,7 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
                           "threshold": threshold, "jobs": jobs, "frontend": frontend,
                           "compile_commands": compile_commands, "verbose": verbose}, config_file, isolated)
     settings = resolver.base
-    report = check_paths(list(paths) or ["."], resolver)
+    report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     for line in report.diagnostics:
         click.echo(f"gpulint: {line}", err=True)
     if verbose:

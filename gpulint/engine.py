@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpulint.cache import CACHE_DIR, ResultCache
 from gpulint.config import Resolver, Settings
 from gpulint.findings import Applicability, Finding, Fix, Location
 from gpulint.fixes.builders import remove_comment
@@ -306,7 +307,22 @@ def _job(args: tuple[Path, Settings, list[str]]) -> FileResult:
     return check_file(*args)
 
 
-def check_paths(paths: list[str], settings: "Settings | Resolver") -> Report:
+def _cache_key(store: ResultCache, path: Path, settings: Settings, codes: list[str]) -> str | None:
+    """The cache key of a file as it is now; None when it is not to be cached (unreadable, too
+    large, analysed with clang)."""
+    if not store.cacheable(settings):
+        return None
+    try:
+        if path.stat().st_size > settings.max_file_size:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return store.key(display_path(path), data, settings, codes)
+
+
+def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
+    """Check every file under `paths`; with `cache`, unchanged files are read from `.gpulint_cache/`."""
     resolver = _resolver(settings)
     files, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -314,22 +330,37 @@ def check_paths(paths: list[str], settings: "Settings | Resolver") -> Report:
     for f in files:
         file_settings = resolver.for_path(f)
         work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
-    jobs = min(resolver.base.effective_jobs(), max(1, len(files)))
-    results: list[FileResult] | None = None
-    if jobs > 1 and len(files) > 1:
+    results: list[FileResult | None] = [None] * len(work)
+    store = ResultCache(Path(resolver.base.root or os.getcwd()) / CACHE_DIR) if cache else None
+    keys: list[str | None] = [None] * len(work)
+    if store is not None:
+        for i, (f, file_settings, codes) in enumerate(work):
+            keys[i] = _cache_key(store, f, file_settings, codes)
+            if keys[i] is not None:
+                results[i] = store.get(display_path(f), keys[i])
+    pending = [i for i, r in enumerate(results) if r is None]
+    jobs = min(resolver.base.effective_jobs(), max(1, len(pending)))
+    fresh: list[FileResult] | None = None
+    if jobs > 1 and len(pending) > 1:
         try:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                results = list(pool.map(_job, work, chunksize=max(1, len(work) // (jobs * 4))))
+                fresh = list(pool.map(_job, [work[i] for i in pending],
+                                      chunksize=max(1, len(pending) // (jobs * 4))))
         except (OSError, BrokenProcessPool) as exc:
             # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
             errors.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
-            results = None
-    if results is None:
-        results = [_job(w) for w in work]
+            fresh = None
+    if fresh is None:
+        fresh = [_job(work[i]) for i in pending]
+    for i, result in zip(pending, fresh):
+        results[i] = result
+        if store is not None and keys[i] is not None:
+            store.put(display_path(work[i][0]), keys[i], result)
     findings: list[Finding] = []
     diagnostics = list(errors)
     notes: list[str] = []
     for r, (_, _, codes) in zip(results, work):
+        assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)
         notes.extend(r.notes)

@@ -84,3 +84,29 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.location.path, self.location.row, self.location.column, self.code, self.message)
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    """A plain-JSON form of a finding that `finding_from_dict` reads back exactly (the result cache)."""
+    def loc(location: Location) -> list:
+        return [location.path, location.row, location.column, location.end_row, location.end_column]
+
+    fix = finding.fix
+    return {
+        "code": finding.code, "name": finding.name, "message": finding.message, "location": loc(finding.location),
+        "related": [[r.message, loc(r.location)] for r in finding.related],
+        "fix": None if fix is None else {"message": fix.message, "applicability": fix.applicability.value,
+                                         "edits": [[e.path, e.start, e.end, e.content] for e in fix.edits]},
+        "obj": finding.obj, "properties": finding.properties,
+    }
+
+
+def finding_from_dict(data: dict[str, Any]) -> Finding:
+    fix = data["fix"]
+    return Finding(
+        code=data["code"], name=data["name"], message=data["message"], location=Location(*data["location"]),
+        related=tuple(Related(message, Location(*location)) for message, location in data["related"]),
+        fix=None if fix is None else Fix(fix["message"], Applicability(fix["applicability"]),
+                                         tuple(Edit(*edit) for edit in fix["edits"])),
+        obj=data["obj"], properties=data["properties"],
+    )

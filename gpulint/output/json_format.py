@@ -45,4 +45,8 @@ def as_dict(f: Finding) -> dict[str, Any]:
 
 
 def render(findings: list[Finding], **_: Any) -> str:
-    return json.dumps([as_dict(f) for f in findings], indent=2, sort_keys=False, default=str) + "\n"
+    # One finding per line: as readable as an indented dump, and written by json's C encoder
+    # (an indented dump goes through the pure-Python one, 3x slower on large reports).
+    if not findings:
+        return "[]\n"
+    return "[\n" + ",\n".join("  " + json.dumps(as_dict(f), default=str) for f in findings) + "\n]\n"
