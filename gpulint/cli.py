@@ -119,7 +119,7 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
         _fail("choose one of --diff and --apply")
     if from_sarif is not None:
         try:
-            fixed, errors = sarif_fixes(Path(from_sarif), Path.cwd()), []
+            fixed, errors = sarif_fixes(Path(from_sarif), Path.cwd(), unsafe_fixes), []
         except FromSarifError as exc:
             _fail(str(exc))
     else:

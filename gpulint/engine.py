@@ -461,13 +461,13 @@ def fix_paths(paths: list[str], settings: "Settings | Resolver", unsafe: bool) -
     return results, errors
 
 
-def sarif_fixes(sarif: Path, root: Path) -> list[FixedFile]:
+def sarif_fixes(sarif: Path, root: Path, unsafe: bool = False) -> list[FixedFile]:
     """The files a SARIF file's recorded fixes would produce (checked by `fixes.from_sarif`)."""
     from gpulint.fixes.edits import apply
     from gpulint.fixes.from_sarif import load_edits
 
     results: list[FixedFile] = []
-    for path, fixes in sorted(load_edits(sarif, root).items()):
+    for path, fixes in sorted(load_edits(sarif, root, unsafe).items()):
         source = path.read_bytes()
         taken: list[tuple[int, int]] = []
         chosen = []

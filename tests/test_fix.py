@@ -151,11 +151,29 @@ def _sarif(tmp_path: Path) -> dict:
     return json.loads((tmp_path / "gl.sarif").read_text())
 
 
+DEAD_AND_LATE = DEAD.replace("  k<<<1, 64>>>(d);\n", "  k<<<1, 64>>>(d);\n  k<<<1, 64>>>(nullptr);\n")
+
+
 def test_from_sarif_applies_recorded_fixes(tmp_path: Path) -> None:
-    _sarif(tmp_path)
+    """The same applicability as `gpulint fix`: safe fixes, unsafe ones with --unsafe-fixes."""
+    import json
+
+    def report() -> dict:
+        (tmp_path / "dead.cu").write_text(DEAD_AND_LATE)
+        assert cli(tmp_path, "check", "--format", "sarif", "-o", "gl.sarif", "dead.cu").exit_code == 1
+        return json.loads((tmp_path / "gl.sarif").read_text())
+
+    log = report()
+    marks = {r["ruleId"]: r["fixes"][0]["properties"]["applicability"] for r in log["runs"][0]["results"] if "fixes" in r}
+    assert marks == {"GL007": "safe", "GL002": "unsafe"}, marks  # the memset's removal; the free moved up
     result = cli(tmp_path, "fix", "--from-sarif", "gl.sarif", "--apply")
     assert result.exit_code == 0, result.output
-    assert "cudaMemset" not in (tmp_path / "dead.cu").read_text()
+    assert (tmp_path / "dead.cu").read_text() == DEAD_AND_LATE.replace("  cudaMemset(d, 0, sizeof(h));  // zero it first\n", "")
+    report()
+    result = cli(tmp_path, "fix", "--from-sarif", "gl.sarif", "--apply", "--unsafe-fixes")
+    assert result.exit_code == 0, result.output
+    both = (tmp_path / "dead.cu").read_text()
+    assert "cudaMemset" not in both and "  k<<<1, 64>>>(d);\n  cudaFree(d);\n  k<<<1, 64>>>(nullptr);\n" in both
 
 
 @pytest.mark.parametrize("uri, why", [

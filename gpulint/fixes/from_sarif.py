@@ -17,8 +17,9 @@ class FromSarifError(Exception):
     """The SARIF cannot be applied safely; the message says why."""
 
 
-def load_edits(sarif_path: Path, root: Path) -> dict[Path, list[list[Edit]]]:
-    """The recorded fixes by file (each fix a list of edits), after every safety check."""
+def load_edits(sarif_path: Path, root: Path, unsafe: bool = False) -> dict[Path, list[list[Edit]]]:
+    """The recorded fixes by file (each fix a list of edits), after every safety check: safe
+    ones (and unsafe ones with `unsafe`); display-only and unmarked fixes never."""
     try:
         log = json.loads(sarif_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -28,6 +29,9 @@ def load_edits(sarif_path: Path, root: Path) -> dict[Path, list[list[Edit]]]:
     for run in log.get("runs", []) if isinstance(log, dict) else []:
         for result in run.get("results", []):
             for fix in result.get("fixes", []):
+                applicability = (fix.get("properties") or {}).get("applicability")
+                if applicability != "safe" and not (unsafe and applicability == "unsafe"):
+                    continue
                 per_file: dict[Path, list[Edit]] = {}
                 for change in fix.get("artifactChanges", []):
                     path = _inside(change.get("artifactLocation", {}), root)

@@ -141,7 +141,9 @@ def _fix(fix: Fix, locator: _Locator) -> om.Fix:
         uri, base = locator.uri(path)
         artifact_changes.append(om.ArtifactChange(artifact_location=om.ArtifactLocation(uri=uri, uri_base_id=base),
                                                   replacements=replacements))
-    return om.Fix(description=om.Message(text=fix.message), artifact_changes=artifact_changes)
+    # Applicability rides along so `gpulint fix --from-sarif` applies what `gpulint fix` would.
+    return om.Fix(description=om.Message(text=fix.message), artifact_changes=artifact_changes,
+                  properties={"applicability": fix.applicability.value})
 
 
 def build(findings: list[Finding], rules: list[str], root: Path) -> om.SarifLog:
