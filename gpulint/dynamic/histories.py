@@ -1,0 +1,200 @@
+"""Trace -> object histories: a run becomes one `Timeline` (events in Kahn order) and one
+`ObjectHistory` per allocation, the same shapes static analysis produces, so the same rules run.
+
+Findings point at the allocation site: the innermost frame of the event's host stack that lies
+in the user's files (not the Python or CUDA installation, not site-packages, not gpulint).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpulint.dynamic.ordering import topological_times
+from gpulint.dynamic.trace import Trace
+from gpulint.findings import Location
+from gpulint.history import Access, Event, ObjectHistory, Op, Size, Timeline, Touch, Unit
+
+_OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
+        "graph_launch": Op.LAUNCH}
+_SYSTEM_PARTS = ("site-packages", "dist-packages", "/usr/include/", "/usr/lib/", "/usr/local/cuda", "/lib/python",
+                 "/gpulint/")
+
+
+@dataclass
+class AccessInfo:
+    """What a run measured inside one object: granules touched per launch (bitmaps) and
+    per-element access counts.  Arrays are numpy; `history.py` stays free of numpy."""
+
+    granularity: int
+    size: int
+    per_launch: list[tuple[Event, Any, Any]] = field(default_factory=list)  # (launch, read bits, write bits)
+    counts: Any = None  # per-element access counts (uint32), when the run sampled them
+    count_granularity: int = 4
+
+
+@dataclass
+class Run:
+    """A trace turned into histories, with what the what-if and planner need."""
+
+    unit: Unit
+    trace: Trace
+    by_obj: dict[int, ObjectHistory]
+    access: dict[int, AccessInfo]  # obj id -> measured accesses
+    pools: list[dict[str, Any]]  # pool events (reserved vs allocated), in order
+    times: dict[int, int]  # index in trace.events -> Kahn timestamp
+    end_t: int
+
+
+def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
+    """The innermost frame of a host stack that is in the user's code."""
+    if not site:
+        return None
+    prefixes = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    fallback = None
+    for frame in site:
+        if not frame:
+            continue
+        path, line, func = (list(frame) + [None, None, None])[:3]
+        path = str(path or "")
+        if fallback is None:
+            fallback = (path, int(line or 0), str(func or ""))
+        if not path or path.startswith("<") or any(part in path for part in _SYSTEM_PARTS):
+            continue
+        if path.startswith(prefixes) and not any(path.startswith(r) for r in roots):
+            continue
+        return path, int(line or 0), str(func or "")
+    return fallback
+
+
+def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> Location:
+    frame = user_frame(site, roots)
+    if frame is None:
+        return Location(fallback, 1, 1)
+    path, line, _ = frame
+    try:
+        shown = Path(os.path.abspath(path)).relative_to(os.getcwd()).as_posix() if os.path.isabs(path) else path
+    except ValueError:
+        shown = path
+    return Location(shown or fallback, max(line, 1), 1)
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
+    events = trace.events
+    times_list = topological_times(events)
+    program = (trace.meta.get("argv") or ["program"])[0]
+    fallback = str(program)
+    timeline = Timeline(name=Path(fallback).name or "program")
+    by_obj: dict[int, ObjectHistory] = {}
+    access: dict[int, AccessInfo] = {}
+    pools: list[dict[str, Any]] = []
+    launches_by_t: dict[int, Event] = {}
+    times: dict[int, int] = {}
+    order = sorted((i for i, t in enumerate(times_list) if t is not None), key=lambda i: (times_list[i], i))
+    granularity = trace.granularity
+    for i in order:
+        raw = events[i]
+        ev = raw["ev"]
+        stamp = times_list[i]
+        times[i] = stamp
+        site = raw.get("site")
+        location = _location(site, fallback, roots)
+        op = _OPS[ev]
+        api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
+        size = raw.get("size")
+        event = Event(t=stamp, op=op, api=str(api), location=location, launches=1 if op is Op.LAUNCH else 0,
+                      size=Size(int(size), str(size)) if isinstance(size, int) else None,
+                      direction=raw.get("kind"), stream=raw.get("stream", 0), detail=ev)
+        timeline.events.append(event)
+        if ev == "alloc":
+            obj = raw.get("obj")
+            nbytes = int(raw.get("size") or 0)
+            name = raw.get("name") or f"{api}#{obj} ({_human(nbytes)})"
+            history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=Size(nbytes, str(nbytes)),
+                                    kind=_kind(raw), origin="dynamic", bytes=nbytes)
+            by_obj[obj] = history
+        elif ev == "free":
+            history = by_obj.get(raw.get("obj"))
+            if history is not None:
+                history.frees.append(event)
+        elif ev == "memcpy":
+            nbytes = int(size or 0)
+            dst, src = by_obj.get(raw.get("dst")), by_obj.get(raw.get("src"))
+            if dst is not None:
+                full = (raw.get("dst_offset") or 0) == 0 and nbytes >= (dst.bytes or 0)
+                dst.touches.append(Touch(event, Access.WRITE | (Access.FULL if full else Access.NONE), use=False,
+                                         size=Size(nbytes, str(nbytes)), offset_zero=(raw.get("dst_offset") or 0) == 0))
+            if src is not None:
+                src.touches.append(Touch(event, Access.READ, use=False, size=Size(nbytes, str(nbytes)),
+                                         offset_zero=(raw.get("src_offset") or 0) == 0))
+        elif ev == "memset":
+            target = by_obj.get(raw.get("obj"))
+            if target is not None:
+                nbytes = int(size or 0)
+                offset = raw.get("offset") or 0
+                full = offset == 0 and nbytes >= (target.bytes or 0)
+                target.touches.append(Touch(event, Access.WRITE | (Access.FULL if full else Access.NONE), use=False,
+                                            size=Size(nbytes, str(nbytes)), offset_zero=offset == 0))
+        else:  # launch
+            reads, writes = set(raw.get("reads") or ()), set(raw.get("writes") or ())
+            for obj in reads | writes:
+                target = by_obj.get(obj)
+                if target is None:
+                    continue
+                mode = (Access.READ if obj in reads else Access.NONE) | (Access.WRITE if obj in writes else Access.NONE)
+                target.touches.append(Touch(event, mode, use=True, size=target.size))
+            launches_by_t[raw.get("t")] = event
+    end_t = (max((e.t for e in timeline.events), default=0)) + 1
+    end_location = timeline.events[-1].location if timeline.events else Location(fallback, 1, 1)
+    timeline.events.append(Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end"))
+    timeline.end, timeline.end_t = end_location, end_t + 1
+    for raw in events:
+        ev = raw["ev"]
+        if ev == "bitmap":
+            _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity)
+        elif ev == "counts":
+            history = by_obj.get(raw.get("obj"))
+            counts = trace.counts(raw.get("key", ""))
+            if history is not None and counts is not None:
+                info = access.setdefault(raw["obj"], AccessInfo(granularity, history.bytes or 0))
+                info.counts = counts if info.counts is None else info.counts + counts
+                info.count_granularity = int(raw.get("granularity") or 4)
+        elif ev == "pool":
+            pools.append(raw)
+    histories = list(by_obj.values())
+    unit = Unit(path=fallback, histories=histories, timelines=[timeline])
+    return Run(unit, trace, by_obj, access, pools, times, end_t)
+
+
+def _kind(raw: dict[str, Any]) -> str:
+    api = str(raw.get("api") or "")
+    if "Managed" in api:
+        return "managed"
+    if "Host" in api or raw.get("pinned"):
+        return "pinned"
+    if "Async" in api or "Pool" in api:
+        return "async"
+    return "device"
+
+
+def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHistory], access: dict[int, AccessInfo],
+                launches_by_t: dict[int, Event], granularity: int) -> None:
+    history = by_obj.get(raw.get("obj"))
+    launch = launches_by_t.get(raw.get("launch_t"))
+    if history is None or launch is None:
+        return
+    key = raw.get("key", "")
+    read = trace.bitmap(key, "r") if raw.get("read") else None
+    write = trace.bitmap(key, "w") if raw.get("write") else None
+    info = access.setdefault(raw["obj"], AccessInfo(int(raw.get("granularity") or granularity), history.bytes or 0))
+    info.per_launch.append((launch, read, write))

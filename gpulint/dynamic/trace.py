@@ -1,0 +1,214 @@
+"""Trace format v1: JSON Lines (optionally gzip), one event per line, bitmaps in an `.npz` sidecar.
+
+The contract between collectors (which write) and analyses (which read); `docs/trace-format.md`
+describes every event.  The writer flushes each line, so a program that crashes leaves a trace
+readable up to the crash; the reader accepts a truncated last line and refuses a major version
+it does not know.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+import numpy as np
+
+VERSION = 1
+# Events analyses understand; others are kept (and ignored) so newer minor versions still load.
+EVENTS = frozenset({"meta", "alloc", "free", "memcpy", "memset", "launch", "sync", "event_record", "event_wait",
+                    "bitmap", "counts", "pool", "graph_launch"})
+
+
+class TraceError(Exception):
+    """A trace that cannot be read; the message says where and why."""
+
+
+def sidecar_path(trace: Path) -> Path:
+    """`app.trace.jsonl` -> `app.trace.jsonl.npz` (the bitmaps of that trace)."""
+    return trace.with_name(trace.name + ".npz")
+
+
+class TraceWriter:
+    """Streaming writer: `meta` first, then one line per event, flushed as it goes.
+
+    Bitmaps (`add_bitmap`) and per-element counters (`add_counts`) are kept in memory and saved,
+    bit-packed, to the `.npz` sidecar by `close()`.
+    """
+
+    def __init__(self, path: str | Path, collector: str, argv: list[str] | None = None, device: str | None = None,
+                 granularity: int = 32, compress: bool | None = None, **meta: Any) -> None:
+        self.path = Path(path)
+        compress = self.path.suffix == ".gz" if compress is None else compress
+        raw = open(self.path, "wb")
+        self._file: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if compress else raw
+        self._raw = raw
+        self._arrays: dict[str, np.ndarray] = {}
+        self.write({"ev": "meta", "version": VERSION, "collector": collector, "argv": list(argv or []),
+                    "device": device, "granularity": granularity, **meta})
+
+    def write(self, event: dict[str, Any]) -> None:
+        self._file.write(json.dumps(event, separators=(",", ":")).encode("utf-8") + b"\n")
+        self._file.flush()
+        if self._file is not self._raw:
+            self._raw.flush()
+
+    def add_bitmap(self, obj: int, launch_t: int, read: np.ndarray | None, write: np.ndarray | None,
+                   granularity: int = 32) -> None:
+        """Which granules (`granularity` bytes each) of object `obj` launch `launch_t` read / wrote."""
+        key = f"o{obj}_t{launch_t}"
+        for kind, bits in (("r", read), ("w", write)):
+            if bits is not None:
+                bits = np.asarray(bits, dtype=bool)
+                self._arrays[f"{key}_{kind}"] = np.packbits(bits)
+                self._arrays[f"{key}_{kind}_n"] = np.array([bits.size], dtype=np.int64)
+        self.write({"ev": "bitmap", "obj": obj, "launch_t": launch_t, "key": key, "granularity": granularity,
+                    "read": read is not None, "write": write is not None})
+
+    def add_counts(self, obj: int, launch_t: int | None, counts: np.ndarray, granularity: int = 4) -> None:
+        """Per-element access counts of `obj` (one launch, or the whole run when `launch_t` is None)."""
+        key = f"c{obj}_t{launch_t if launch_t is not None else 'all'}"
+        self._arrays[key] = np.asarray(counts, dtype=np.uint32)
+        self.write({"ev": "counts", "obj": obj, "launch_t": launch_t, "key": key, "granularity": granularity})
+
+    def close(self) -> None:
+        if self._arrays:
+            sidecar = sidecar_path(self.path)
+            temp = sidecar.with_name(sidecar.name + ".tmp")
+            with open(temp, "wb") as out:
+                np.savez_compressed(out, **self._arrays)
+            temp.replace(sidecar)
+        self._file.close()
+        if self._file is not self._raw:
+            self._raw.close()
+
+    def __enter__(self) -> "TraceWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass
+class Trace:
+    """A trace read back: its `meta`, its events in file order, and warnings met on the way."""
+
+    path: Path
+    meta: dict[str, Any]
+    events: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+    _sidecar: Any = None
+
+    @property
+    def granularity(self) -> int:
+        return int(self.meta.get("granularity") or 32)
+
+    def arrays(self):
+        """The sidecar's arrays (loaded once), or None when there is no sidecar."""
+        if self._sidecar is None:
+            name = self.meta.get("bitmaps")
+            path = self.path.parent / name if name else sidecar_path(self.path)
+            if not path.is_file():
+                return None
+            try:
+                self._sidecar = np.load(path)
+            except (OSError, ValueError) as exc:
+                raise TraceError(f"{path}: cannot read the bitmap sidecar: {exc}") from exc
+        return self._sidecar
+
+    def bitmap(self, key: str, kind: str) -> np.ndarray | None:
+        """The unpacked read (`kind="r"`) or write (`"w"`) bitmap stored under `key`."""
+        arrays = self.arrays()
+        if arrays is None or f"{key}_{kind}" not in arrays.files:
+            return None
+        n = int(arrays[f"{key}_{kind}_n"][0])
+        return np.unpackbits(arrays[f"{key}_{kind}"], count=n).astype(bool)
+
+    def counts(self, key: str) -> np.ndarray | None:
+        arrays = self.arrays()
+        if arrays is None or key not in arrays.files:
+            return None
+        return arrays[key]
+
+
+def _open(path: Path) -> IO[bytes]:
+    raw = open(path, "rb")
+    if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    raw.seek(0)
+    return raw
+
+
+def _lines(handle: IO[bytes]) -> Iterator[bytes]:
+    try:
+        yield from io.BufferedReader(handle) if not isinstance(handle, io.BufferedReader) else handle
+    except EOFError:  # a gzip stream cut off by a crash: what was read is kept
+        return
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read a whole trace.  A truncated last line (a crash mid-write) is dropped with a warning;
+    any other bad line, a missing `meta` or an unknown major version is a `TraceError`."""
+    path = Path(path)
+    try:
+        handle = _open(path)
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    events: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    meta: dict[str, Any] | None = None
+    pending_error: str | None = None
+    loads = json.loads
+    with handle:
+        number = 0
+        for number, line in enumerate(_lines(handle), 1):
+            if pending_error is not None:
+                raise TraceError(pending_error)
+            if not line.strip():
+                continue
+            try:
+                event = loads(line)
+            except ValueError:
+                # Only the last line may be cut short; decide when we know whether more follow.
+                pending_error = f"{path}:{number}: not a JSON event: {line[:80]!r}"
+                last_complete = line.endswith(b"\n")
+                continue
+            if not isinstance(event, dict) or "ev" not in event:
+                raise TraceError(f"{path}:{number}: not an event (no \"ev\" field)")
+            if meta is None:
+                if event["ev"] != "meta":
+                    raise TraceError(f"{path}:{number}: the first event must be \"meta\", found {event['ev']!r}")
+                meta = _check_version(path, event)
+                continue
+            events.append(event)
+        if pending_error is not None:
+            if last_complete:
+                raise TraceError(pending_error)
+            warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
+    if meta is None:
+        raise TraceError(f"{path}: empty trace (no \"meta\" line)")
+    return Trace(path, meta, events, warnings)
+
+
+def _check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    version = meta.get("version")
+    try:
+        major = int(str(version).split(".", 1)[0])
+    except ValueError:
+        raise TraceError(f"{path}: trace version {version!r} is not a number") from None
+    if major != VERSION:
+        raise TraceError(f"{path}: trace format version {version} is not supported by this gpulint "
+                         f"(it reads version {VERSION}.x); upgrade gpulint or re-record the trace")
+    return meta
+
+
+def write_events(path: str | Path, events: Iterable[dict[str, Any]], **meta: Any) -> Path:
+    """Write a complete trace in one go (tests, converters)."""
+    meta.setdefault("collector", "test")
+    with TraceWriter(path, **meta) as writer:
+        for event in events:
+            writer.write(event)
+    return Path(path)

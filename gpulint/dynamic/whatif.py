@@ -1,0 +1,222 @@
+"""What-if peak: the run's actual peak of live device bytes, the peak if only one finding were
+fixed, the peak with every finding fixed, and the tight-liveness lower bound.
+
+Every object is an interval of Kahn time [alloc, free) (the end of the run when never freed)
+with a size.  A fix changes one interval: GL001 starts it at the first use, GL002/GL005 end it
+after the last access, GL004 removes it, GL003 folds it into the buffer it can reuse, GL006
+takes it out for its idle gap (offload and bring back), GL008 shrinks it to the extent the run
+touched.  The live-bytes profile is piecewise constant between interval ends, so each what-if
+is a vectorised max over the segments the change touches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpulint.dynamic.histories import Run
+from gpulint.findings import Finding
+from gpulint.history import ObjectHistory
+
+Interval = tuple[int, int, int]  # start, end (exclusive), bytes
+
+
+@dataclass
+class Peaks:
+    actual: int
+    actual_at: int  # Kahn time of the peak
+    all_fixed: int
+    lower_bound: int  # tight liveness: every object live exactly from its first to its last access
+
+
+def lifetimes(run: Run) -> dict[int, Interval]:
+    out: dict[int, Interval] = {}
+    for obj, h in run.by_obj.items():
+        if h.kind == "pinned":
+            continue  # host memory: not part of the device peak
+        end = min((f.t for f in h.frees), default=run.end_t)
+        out[obj] = (h.alloc.t, max(end, h.alloc.t + 1), h.bytes or 0)
+    return out
+
+
+def accessed_span(h: ObjectHistory) -> tuple[int, int] | None:
+    """First and last Kahn time anything touched the object (copies included)."""
+    times = [t.event.t for t in h.touches]
+    return (min(times), max(times)) if times else None
+
+
+def shrunk_bytes(run: Run, obj: int) -> int | None:
+    """The bytes up to the last granule any launch touched (a shrink keeps offsets)."""
+    info = run.access.get(obj)
+    if info is None or not info.per_launch:
+        return None
+    last = -1
+    for _, read, write in info.per_launch:
+        for bits in (read, write):
+            if bits is not None and bits.any():
+                last = max(last, int(np.flatnonzero(bits)[-1]))
+    return min(info.size, (last + 1) * info.granularity) if last >= 0 else 0
+
+
+class Profile:
+    """Live bytes over Kahn time, piecewise constant on segments [bounds[i], bounds[i+1])."""
+
+    def __init__(self, intervals: dict[int, Interval], extra_bounds: list[int]) -> None:
+        points = {0}
+        for start, end, _ in intervals.values():
+            points.add(start)
+            points.add(end)
+        points.update(extra_bounds)
+        self.bounds = np.array(sorted(points), dtype=np.int64)
+        delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
+        if intervals:
+            starts = np.array([i[0] for i in intervals.values()], dtype=np.int64)
+            ends = np.array([i[1] for i in intervals.values()], dtype=np.int64)
+            sizes = np.array([i[2] for i in intervals.values()], dtype=np.int64)
+            np.add.at(delta, np.searchsorted(self.bounds, starts), sizes)
+            np.add.at(delta, np.searchsorted(self.bounds, ends), -sizes)
+        self.live = np.cumsum(delta[:-1])
+        self.prefix_max = np.maximum.accumulate(self.live) if len(self.live) else self.live
+        self.suffix_max = np.maximum.accumulate(self.live[::-1])[::-1] if len(self.live) else self.live
+
+    @property
+    def peak(self) -> tuple[int, int]:
+        if not len(self.live):
+            return 0, 0
+        i = int(np.argmax(self.live))
+        return int(self.live[i]), int(self.bounds[i])
+
+    def index(self, t: int) -> int:
+        return int(np.searchsorted(self.bounds, t))
+
+    def peak_with(self, changes: list[tuple[Interval, int]]) -> int:
+        """The peak after adding `sign * bytes` over each interval (remove: -1, add: +1)."""
+        if not changes:
+            return self.peak[0]
+        lo = min(self.index(s) for (s, _, _), _ in changes)
+        hi = max(self.index(e) for (_, e, _), _ in changes)
+        window = self.live[lo:hi].copy()
+        for (s, e, size), sign in changes:
+            window[self.index(s) - lo:self.index(e) - lo] += sign * size
+        best = int(window.max()) if len(window) else 0
+        if lo > 0:
+            best = max(best, int(self.prefix_max[lo - 1]))
+        if hi < len(self.live):
+            best = max(best, int(self.suffix_max[hi]))
+        return best
+
+
+@dataclass
+class Change:
+    """What fixing one finding does to the intervals: windows of Kahn time in which the object
+    is gone, a smaller size, and extra live bytes elsewhere (the buffer a GL003 reuse extends)."""
+
+    obj: int
+    remove: list[tuple[int, int]]
+    shrink_to: int | None = None
+    extend: tuple[Interval, ...] = ()
+
+
+def _change(run: Run, finding: Finding, intervals: dict[int, Interval]) -> Change | None:
+    obj = finding.properties.get("object_id")
+    if obj not in intervals:
+        return None
+    h = run.by_obj[obj]
+    start, end, size = intervals[obj]
+    span = accessed_span(h)
+    code = finding.code
+    if code == "GL001":
+        uses = [t.event.t for t in h.touches if t.use]
+        if uses and min(uses) > start:
+            return Change(obj, [(start, min(uses))])
+    elif code in ("GL002", "GL005"):
+        if span is not None and span[1] + 1 < end:
+            return Change(obj, [(span[1] + 1, end)])
+    elif code == "GL004":
+        return Change(obj, [(start, end)])
+    elif code == "GL003":
+        other = finding.properties.get("reuses_object_id")
+        if other in intervals:
+            o_start, o_end, o_size = intervals[other]
+            # The new object takes the earlier buffer: its own bytes go; the earlier buffer lives
+            # on to the new object's end (and grows if the new object is larger).
+            extend = []
+            if end > o_end:
+                extend.append((o_end, end, o_size))
+            if size > o_size:
+                extend.append((o_start, max(end, o_end), size - o_size))
+            return Change(obj, [(start, end)], extend=tuple(extend))
+    elif code == "GL006":
+        gap = finding.properties.get("idle_between")
+        if gap and gap[1] > gap[0] + 1:
+            return Change(obj, [(gap[0] + 1, gap[1])])
+    elif code == "GL008":
+        shrunk = shrunk_bytes(run, obj)
+        if shrunk is not None and shrunk < size:
+            return Change(obj, [], shrink_to=shrunk)
+    return None
+
+
+def _pieces(interval: Interval, remove: list[tuple[int, int]], size: int) -> list[Interval]:
+    """`interval` less the union of `remove` windows, at `size` bytes."""
+    start, end, _ = interval
+    pieces = []
+    cursor = start
+    for s, e in sorted(remove):
+        if s > cursor:
+            pieces.append((cursor, min(s, end), size))
+        cursor = max(cursor, e)
+        if cursor >= end:
+            break
+    if cursor < end:
+        pieces.append((cursor, end, size))
+    return [p for p in pieces if p[1] > p[0] and p[2] > 0]
+
+
+def _signed(intervals: dict[int, Interval], changes: list[Change]) -> list[tuple[Interval, int]]:
+    """The changes as intervals to subtract (-1) and add (+1), merged per object so two fixes of
+    one object (GL002 and GL005 name the same tail) never remove its bytes twice."""
+    by_obj: dict[int, list[Change]] = {}
+    for change in changes:
+        by_obj.setdefault(change.obj, []).append(change)
+    out: list[tuple[Interval, int]] = []
+    for obj, group in by_obj.items():
+        interval = intervals[obj]
+        size = min([interval[2]] + [c.shrink_to for c in group if c.shrink_to is not None])
+        out.append((interval, -1))
+        out.extend((piece, +1) for piece in _pieces(interval, [w for c in group for w in c.remove], size))
+        out.extend((extra, +1) for c in group for extra in c.extend)
+    return out
+
+
+def annotate(run: Run, findings: list[Finding]) -> Peaks:
+    """Set each finding's `peak_saved_bytes` / `peak_saved_percent` and return the run's peaks."""
+    intervals = lifetimes(run)
+    extra: list[int] = []
+    for h in run.by_obj.values():
+        span = accessed_span(h)
+        if span is not None:
+            extra.extend((span[0], span[1] + 1))
+        extra.extend(t.event.t for t in h.touches if t.use)
+    for f in findings:
+        gap = f.properties.get("idle_between")
+        if gap:
+            extra.extend((gap[0] + 1, gap[1]))
+    profile = Profile(intervals, extra)
+    actual, at = profile.peak
+    every: list[Change] = []
+    for f in findings:
+        change = _change(run, f, intervals)
+        saved = actual - profile.peak_with(_signed(intervals, [change])) if change is not None else 0
+        f.properties["peak_saved_bytes"] = int(max(saved, 0))
+        f.properties["peak_saved_percent"] = round(100.0 * max(saved, 0) / actual, 2) if actual else 0.0
+        if change is not None:
+            every.append(change)
+    all_fixed = profile.peak_with(_signed(intervals, every)) if every else actual
+    tight = {}
+    for obj, (start, end, size) in intervals.items():
+        span = accessed_span(run.by_obj[obj])
+        if span is not None:
+            tight[obj] = (span[0], span[1] + 1, size)
+    lower = Profile(tight, []).peak[0]
+    return Peaks(actual, at, min(all_fixed, actual), min(lower, all_fixed, actual))
