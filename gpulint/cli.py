@@ -40,6 +40,21 @@ def _config_options(command):
                         help="Use this configuration file (gpulint.toml or pyproject.toml) for every path.")(command)
 
 
+def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int) -> None:
+    """Write findings in a format (or per-rule counts) to stdout or `output`."""
+    from gpulint.output import FORMATS
+
+    color = output is None and fmt == "text" and sys.stdout.isatty()
+    if statistics:
+        counts: dict[str, int] = {}
+        for f in findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        rows = [f"{n:>6}  {code}  {RULES[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+        _write("".join(row + "\n" for row in rows), output, False)
+    else:
+        _write(FORMATS[fmt](findings, color=color, files=files, rules=codes), output, color)
+
+
 def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
     threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
     try:
@@ -70,7 +85,6 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
           compile_commands, verbose, no_cache, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
-    from gpulint.output import FORMATS
 
     resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
                           "threshold": threshold, "jobs": jobs, "frontend": frontend,
@@ -82,16 +96,7 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
     if verbose:
         for line in report.notes:
             click.echo(f"gpulint: {line}", err=True)
-    color = output is None and fmt == "text" and sys.stdout.isatty()
-    codes = settings.enabled_codes(sorted(RULES))
-    if statistics:
-        counts: dict[str, int] = {}
-        for f in report.findings:
-            counts[f.code] = counts.get(f.code, 0) + 1
-        rows = [f"{n:>6}  {code}  {RULES[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
-        _write("".join(row + "\n" for row in rows), output, False)
-    else:
-        _write(FORMATS[fmt](report.findings, color=color, files=report.files, rules=codes), output, color)
+    _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(RULES)), report.files)
     if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
         sys.exit(2)
     sys.exit(1 if report.findings and not exit_zero else 0)
@@ -150,6 +155,40 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
     click.echo(f"Fixed {total} finding{'s' if total != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}; "
                f"{remaining} remaining.", err=True)
     sys.exit(2 if failed or any(f.problem for f in fixed) else (1 if remaining else 0))
+
+
+@main.command()
+@click.argument("trace", type=click.Path(exists=True, dir_okay=False))
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True)
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
+@_config_options
+def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold, config_file, isolated) -> None:
+    """Findings of a recorded run (a trace from `gpulint run`), ranked by the peak memory their
+    fixes would save. Exit 0 clean, 1 findings, 2 error."""
+    from gpulint.dynamic.analyze import analyze as analyze_trace
+    from gpulint.dynamic.trace import TraceError
+    from gpulint.findings import human_bytes
+
+    resolver = _resolver({"select": select, "ignore": ignore, "threshold": threshold}, config_file, isolated)
+    settings = resolver.base
+    codes = settings.enabled_codes(sorted(RULES))
+    try:
+        result = analyze_trace(trace, settings, codes)
+    except TraceError as exc:
+        _fail(str(exc))
+    for warning in result.warnings:
+        click.echo(f"gpulint: {warning}", err=True)
+    peaks = result.peaks
+    click.echo(f"gpulint: peak {human_bytes(peaks.actual)}; with every finding fixed {human_bytes(peaks.all_fixed)}; "
+               f"tight-liveness lower bound {human_bytes(peaks.lower_bound)}", err=True)
+    _report(result.findings, fmt, statistics, output, codes, files=1)
+    sys.exit(1 if result.findings and not exit_zero else 0)
 
 
 @main.command("rule")

@@ -110,3 +110,31 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
                                          tuple(Edit(*edit) for edit in fix["edits"])),
         obj=data["obj"], properties=data["properties"],
     )
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def measured_notes(finding: Finding) -> list[str]:
+    """Lines every output format shows under a finding for what a run measured: the peak it would
+    save, whether a trace confirmed it, a histogram."""
+    props = finding.properties
+    notes: list[str] = []
+    if "confirmation" in props:
+        notes.append(f"{props['confirmation']} by the run" + (f": {props['confirmation_detail']}"
+                                                              if props.get("confirmation_detail") else ""))
+    if "peak_saved_bytes" in props:
+        saved = props["peak_saved_bytes"]
+        peak = props.get("peak_bytes")
+        of = f" of {human_bytes(peak)}" if peak else ""
+        notes.append(f"fixing it lowers the run's peak by {human_bytes(saved)} ({props.get('peak_saved_percent', 0)}%{of})"
+                     if saved else "fixing it alone does not lower the run's peak")
+    if props.get("histogram"):
+        notes.append("access counts (accesses: elements):")
+        notes.extend("  " + line for line in props["histogram"])
+    return notes

@@ -238,6 +238,10 @@ class ObjectHistory:
     incomplete: bool = False
     # Bytes measured in a run (dynamic histories).
     bytes: int | None = None
+    # Dynamic histories: the trace's object id, and what the run measured inside the object
+    # (per-launch bitmaps, access counts: a `gpulint.dynamic.histories.AccessInfo`).
+    obj_id: int | None = None
+    measured: object | None = None
 
     @property
     def uses(self) -> list[Touch]:
@@ -302,3 +306,5 @@ class Unit:
     histories: list[ObjectHistory]
     timelines: list[Timeline]
     source: bytes | None = None
+    # Run-level measurements of a trace (pool reservations for GL104), keyed by what they are.
+    measurements: dict[str, object] = field(default_factory=dict)

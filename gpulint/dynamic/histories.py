@@ -14,7 +14,7 @@ from typing import Any
 
 from gpulint.dynamic.ordering import topological_times
 from gpulint.dynamic.trace import Trace
-from gpulint.findings import Location
+from gpulint.findings import Location, human_bytes
 from gpulint.history import Access, Event, ObjectHistory, Op, Size, Timeline, Touch, Unit
 
 _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
@@ -81,14 +81,6 @@ def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> Locat
     return Location(shown or fallback, max(line, 1), 1)
 
 
-def _human(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
 def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
     events = trace.events
     times_list = topological_times(events)
@@ -119,9 +111,9 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
         if ev == "alloc":
             obj = raw.get("obj")
             nbytes = int(raw.get("size") or 0)
-            name = raw.get("name") or f"{api}#{obj} ({_human(nbytes)})"
+            name = raw.get("name") or f"{api}#{obj} ({human_bytes(nbytes)})"
             history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=Size(nbytes, str(nbytes)),
-                                    kind=_kind(raw), origin="dynamic", bytes=nbytes)
+                                    kind=_kind(raw), origin="dynamic", bytes=nbytes, obj_id=obj)
             by_obj[obj] = history
         elif ev == "free":
             history = by_obj.get(raw.get("obj"))
@@ -171,8 +163,10 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
                 info.count_granularity = int(raw.get("granularity") or 4)
         elif ev == "pool":
             pools.append(raw)
+    for obj, info in access.items():
+        by_obj[obj].measured = info
     histories = list(by_obj.values())
-    unit = Unit(path=fallback, histories=histories, timelines=[timeline])
+    unit = Unit(path=fallback, histories=histories, timelines=[timeline], measurements={"pools": pools})
     return Run(unit, trace, by_obj, access, pools, times, end_t)
 
 

@@ -219,4 +219,4 @@ def annotate(run: Run, findings: list[Finding]) -> Peaks:
         if span is not None:
             tight[obj] = (span[0], span[1] + 1, size)
     lower = Profile(tight, []).peak[0]
-    return Peaks(actual, at, min(all_fixed, actual), min(lower, all_fixed, actual))
+    return Peaks(actual, at, min(all_fixed, actual), min(lower, actual))

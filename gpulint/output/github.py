@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulint.findings import Finding
+from gpulint.findings import Finding, measured_notes
 
 _LEVEL = {"GL900": "error", "GL901": "notice"}
 
@@ -27,5 +27,6 @@ def render(findings: list[Finding], **_: Any) -> str:
         elif end_column > loc.column:
             props.append(f"endColumn={end_column}")
         props.append(f"title={_property(f'{f.code} {f.name}')}")
-        lines.append(f"::{_LEVEL.get(f.code, 'warning')} {','.join(props)}::{_data(f.message)}")
+        message = "\n".join([f.message, *measured_notes(f)])
+        lines.append(f"::{_LEVEL.get(f.code, 'warning')} {','.join(props)}::{_data(message)}")
     return "".join(line + "\n" for line in lines)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gpulint.findings import Finding
+from gpulint.findings import Finding, measured_notes
 
 
 class _Lines:
@@ -46,6 +46,8 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, **_:
             out.append(f"{' ' * gutter} {style('|', fg='blue')} {' ' * caret_start}{style('^' * width, fg='red')}")
         for r in f.related:
             out.append(f"    {style('=', fg='blue')} {r.message} at {r.location.path}:{r.location.row}:{r.location.column}")
+        for note in measured_notes(f):
+            out.append(f"    {style('=', fg='blue')} {note}")
         if f.fix is not None:
             out.append(f"    {style('help', fg='cyan')}: {f.fix.message} ({f.fix.applicability.value} fix)")
         out.append("")

@@ -8,9 +8,12 @@ from gpulint.rules import (  # noqa: F401  (imported for registration)
     gl006_temporary_idleness,
     gl007_dead_write,
     gl008_overallocation,
+    gl009_non_uniform_access_frequency,
+    gl010_structured_access,
     gl101_alloc_in_loop,
     gl102_host_staging,
     gl103_loop_invariant_transfer,
+    gl104_pool_fragmentation,
     gl900_unreadable_file,
     gl901_unused_suppression,
 )

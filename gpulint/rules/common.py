@@ -45,6 +45,8 @@ def gap_related(history: ObjectHistory, events: list[Event], limit: int = 3) -> 
 def make(code: str, location: Location, message: str, history: ObjectHistory | None,
          related: list[Related] | tuple[Related, ...] = (), **properties) -> Finding:
     props = {"origin": history.origin if history is not None else "static", **properties}
+    if history is not None and history.obj_id is not None:
+        props["object_id"] = history.obj_id
     if history is not None and history.size is not None:
         props.setdefault("size", history.size.value if history.size.value is not None else history.size.expr)
     return Finding(code=code, name=RULES[code].name, message=message, location=location,

@@ -106,5 +106,6 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
                 Related(f"last use of `{other.name}`: {what(last_use)}", last_use.location),
                 Related(f"first use of `{h.name}`: {what(first_use)}", first_use.location),
             ]
-            yield make("GL003", h.alloc.location, message, h, related, reuses=other.name)
+            extra = {"reuses_object_id": other.obj_id} if other.obj_id is not None else {}
+            yield make("GL003", h.alloc.location, message, h, related, reuses=other.name, **extra)
             break

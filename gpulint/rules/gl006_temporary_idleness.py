@@ -57,4 +57,6 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                        f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
             related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
                        Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
-            yield make("GL006", h.alloc.location, message, h, related, distance=distance)
+            # A run knows when the gap is: the what-if takes the object out for exactly that stretch.
+            when = {"idle_between": [before.end, after.start]} if h.origin == "dynamic" else {}
+            yield make("GL006", h.alloc.location, message, h, related, distance=distance, **when)

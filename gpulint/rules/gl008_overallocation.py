@@ -41,6 +41,7 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     offered only when every name in the new size is in scope at the allocation; otherwise
     the fix is display-only.
     """
+    yield from _measured(unit)
     for h in lifetime_candidates(unit.histories):
         size = h.size
         if size is None or size.value is None or not size.constant_only:
@@ -84,3 +85,30 @@ def _shrink(unit: Unit, h: ObjectHistory, extent: Size) -> Fix | None:
     # Names that only exist after the allocation: show the change, let a person move things.
     applicability = Applicability.UNSAFE if in_scope else Applicability.DISPLAY_ONLY
     return Fix(f"allocate `{written}` instead of the maximum", applicability, (edit,))
+
+
+# Accessed fraction below which a measured object is over-allocated, and fragmentation above
+# which its holes are too scattered to shrink (DrGPUM §3.2).
+ACCESSED_LIMIT = 0.80
+FRAGMENTATION_LIMIT = 0.80
+
+
+def _measured(unit: Unit) -> Iterator[Finding]:
+    """With a trace: objects of which the run touched less than 80%, in few large holes."""
+    measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None]
+    if not measured:
+        return
+    from gpulint.dynamic.bitmaps import coverage  # numpy only when a run measured something
+
+    for h in measured:
+        cov = coverage(h.measured)
+        if cov is None or cov.accessed_fraction >= ACCESSED_LIMIT or cov.fragmentation >= FRAGMENTATION_LIMIT:
+            continue
+        untouched = sum(e - s for s, e in cov.untouched_ranges)
+        shown = ", ".join(f"{s}-{e}" for s, e in cov.untouched_ranges[:3])
+        more = f" and {len(cov.untouched_ranges) - 3} more" if len(cov.untouched_ranges) > 3 else ""
+        message = (f"the run touched {cov.accessed_fraction:.0%} of `{h.name}` ({h.bytes} bytes); {untouched} bytes "
+                   f"were never read or written (bytes {shown}{more}; fragmentation {cov.fragmentation:.2f})")
+        yield make("GL008", h.alloc.location, message, h, [], accessed_percent=round(100 * cov.accessed_fraction, 2),
+                   fragmentation=round(cov.fragmentation, 4), untouched_bytes=untouched,
+                   untouched_ranges=[list(r) for r in cov.untouched_ranges[:20]])

@@ -1,0 +1,42 @@
+"""`gpulint analyze TRACE`: a run's findings (the same rules as static analysis, plus the ones
+only a run can show), each with the peak bytes its fix would save, ranked by that saving."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpulint.config import Settings
+from gpulint.dynamic.histories import Run, build_run
+from gpulint.dynamic.trace import read_trace
+from gpulint.dynamic.whatif import Peaks, annotate
+from gpulint.findings import Finding
+from gpulint.rules import RULES
+from gpulint.rules.registry import RuleSettings
+
+# Not about a run: file-level rules of static analysis.
+_STATIC_ONLY = frozenset({"GL900", "GL901"})
+
+
+@dataclass
+class Analysis:
+    run: Run
+    findings: list[Finding]
+    peaks: Peaks
+    warnings: list[str]
+
+
+def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
+    trace = read_trace(path)
+    run = build_run(trace)
+    rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
+    findings: list[Finding] = []
+    for code in codes:
+        if code not in _STATIC_ONLY:
+            findings.extend(RULES[code].check(run.unit, rule_settings))
+    peaks = annotate(run, findings)
+    for f in findings:
+        f.properties["peak_bytes"] = peaks.actual
+        if f.obj is not None and f.properties.get("object_id") in run.by_obj:
+            f.properties.setdefault("bytes", run.by_obj[f.properties["object_id"]].bytes)
+    findings.sort(key=lambda f: (-f.properties.get("peak_saved_bytes", 0), f.sort_key()))
+    return Analysis(run, findings, peaks, list(trace.warnings))

@@ -1,0 +1,94 @@
+"""Metrics over what a run measured inside objects (DrGPUM §3.2, §5.2): the accessed fraction and
+the fragmentation of the untouched bytes, per-element access-count variation, and whether
+launches touch disjoint slices."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpulint.dynamic.histories import AccessInfo
+
+
+@dataclass
+class Coverage:
+    granules: int  # granules of the object
+    touched: int  # granules any launch read or wrote
+    untouched_ranges: list[tuple[int, int]]  # byte ranges [start, end) never touched
+    largest_untouched: int  # bytes
+
+    @property
+    def accessed_fraction(self) -> float:
+        return self.touched / self.granules if self.granules else 1.0
+
+    @property
+    def fragmentation(self) -> float:
+        """DrGPUM eq. 1: 1 - largest untouched chunk / all untouched bytes (0: one hole, easy to
+        shrink; near 1: scattered holes)."""
+        untouched = sum(e - s for s, e in self.untouched_ranges)
+        return 1.0 - self.largest_untouched / untouched if untouched else 0.0
+
+
+def launch_bits(info: AccessInfo) -> list[np.ndarray]:
+    """Per launch, the granules it read or wrote (padded to the object's granule count)."""
+    granules = max(1, -(-info.size // info.granularity))
+    out = []
+    for _, read, write in info.per_launch:
+        bits = np.zeros(granules, dtype=bool)
+        for part in (read, write):
+            if part is not None:
+                n = min(granules, part.size)
+                bits[:n] |= part[:n]
+        out.append(bits)
+    return out
+
+
+def runs_of(mask: np.ndarray, value: bool) -> list[tuple[int, int]]:
+    """[start, end) index ranges where `mask == value`."""
+    selected = mask if value else ~mask
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], selected, [False])).astype(np.int8)))
+    return [(int(s), int(e)) for s, e in zip(edges[::2], edges[1::2])]
+
+
+def coverage(info: AccessInfo) -> Coverage | None:
+    bits = launch_bits(info)
+    if not bits:
+        return None
+    union = np.logical_or.reduce(bits)
+    g = info.granularity
+    ranges = [(s * g, min(e * g, info.size)) for s, e in runs_of(union, False)]
+    largest = max((e - s for s, e in ranges), default=0)
+    return Coverage(len(union), int(union.sum()), ranges, largest)
+
+
+def disjoint_launches(info: AccessInfo) -> bool:
+    """Two or more launches touched the object, each something, and no granule twice."""
+    bits = [b for b in launch_bits(info)]
+    if len(bits) < 2 or not all(b.any() for b in bits):
+        return False
+    total = np.sum([b.sum() for b in bits])
+    return int(total) == int(np.logical_or.reduce(bits).sum())
+
+
+def variation(counts: np.ndarray) -> tuple[float, np.ndarray]:
+    """Coefficient of variation (std / mean) of the access counts of the accessed elements, and
+    those counts."""
+    used = counts[counts > 0].astype(np.float64)
+    if used.size < 2 or used.mean() == 0:
+        return 0.0, used
+    return float(used.std() / used.mean()), used
+
+
+def histogram(values: np.ndarray, bins: int = 8, width: int = 30) -> list[str]:
+    """A small text histogram: `  12-15 accesses | ######      | 1,024 elements`."""
+    if values.size == 0:
+        return []
+    lo, hi = float(values.min()), float(values.max())
+    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    counts, _ = np.histogram(values, bins=edges)
+    top = max(int(counts.max()), 1)
+    lines = []
+    for n, a, b in zip(counts, edges, edges[1:]):
+        bar = "#" * max(1 if n else 0, round(width * int(n) / top))
+        lines.append(f"{a:>8.0f}-{b:<8.0f} {bar:<{width}} {int(n):,}")
+    return lines
