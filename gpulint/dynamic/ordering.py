@@ -12,7 +12,8 @@ launch, graph_launch).  Edges:
 * a device synchronisation: everything before precedes everything after; a stream
   synchronisation: everything before on that stream precedes everything the host issues after;
 * the legacy default stream (0) is a barrier for the others, as CUDA's implicit synchronisation
-  makes it for blocking streams.
+  makes it for blocking streams; so are `cudaMalloc` and `cudaFree` (host-synchronous), but not
+  the stream-ordered `cudaMallocAsync` / `cudaFreeAsync`.
 
 Kahn's algorithm with a global counter: all vertices of in-degree zero get the same timestamp T,
 are removed, T += 1.  Invocation order (`t`) and topological order differ when streams overlap.
@@ -88,7 +89,10 @@ def topological_times(events: list[dict[str, Any]]) -> list[int | None]:
             since = seen_sync.get(stream, 0)
             p.extend(source for source, number in host_syncs.values() if number > since)
         seen_sync[stream] = sync_count
-        default_work = stream == 0 and ev in ("launch", "memcpy", "memset", "graph_launch")
+        # cudaMalloc / cudaFree are host-synchronous (cudaFree waits for the device): ordered
+        # after all earlier work and before all later work, like the legacy default stream.
+        host_sync = ev in ("alloc", "free") and "Async" not in str(event.get("api") or "")
+        default_work = host_sync or (stream == 0 and ev in ("launch", "memcpy", "memset", "graph_launch"))
         if default_work:
             p.extend(last_on_stream.values())  # the legacy default stream waits for the others
         elif barrier is not None:

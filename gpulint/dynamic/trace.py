@@ -8,8 +8,8 @@ it does not know.
 from __future__ import annotations
 
 import gzip
-import io
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -133,38 +133,53 @@ class Trace:
         return arrays[key]
 
 
-def _open(path: Path) -> IO[bytes]:
-    raw = open(path, "rb")
-    if raw.read(2) == b"\x1f\x8b":
+def _lines(path: Path) -> Iterator[bytes]:
+    """The lines of a trace file, gunzipped when it is gzip (by its magic bytes, not its name).
+    A gzip stream cut off by a crash yields everything that was decompressed before the cut."""
+    with open(path, "rb") as raw:
+        compressed = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb")
-    raw.seek(0)
-    return raw
-
-
-def _lines(handle: IO[bytes]) -> Iterator[bytes]:
-    try:
-        yield from io.BufferedReader(handle) if not isinstance(handle, io.BufferedReader) else handle
-    except EOFError:  # a gzip stream cut off by a crash: what was read is kept
-        return
+        if not compressed:
+            yield from raw
+            return
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = b""
+        while True:
+            chunk = raw.read(1 << 20)
+            if not chunk:
+                break
+            try:
+                data = inflate.decompress(chunk)
+            except zlib.error:
+                break  # corrupt from here on: keep what came before
+            if inflate.eof and inflate.unused_data:
+                # Concatenated gzip members (a writer that reopened the file): go on with the next.
+                rest = inflate.unused_data
+                inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                data += inflate.decompress(rest)
+            lines = (pending + data).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line + b"\n"
+        if pending:
+            yield pending
 
 
 def read_trace(path: str | Path) -> Trace:
     """Read a whole trace.  A truncated last line (a crash mid-write) is dropped with a warning;
     any other bad line, a missing `meta` or an unknown major version is a `TraceError`."""
     path = Path(path)
-    try:
-        handle = _open(path)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    if not path.is_file():
+        raise TraceError(f"{path}: no such trace file")
     events: list[dict[str, Any]] = []
     warnings: list[str] = []
     meta: dict[str, Any] | None = None
     pending_error: str | None = None
     loads = json.loads
-    with handle:
-        number = 0
-        for number, line in enumerate(_lines(handle), 1):
+    number = 0
+    last_complete = True
+    try:
+        for number, line in enumerate(_lines(path), 1):
             if pending_error is not None:
                 raise TraceError(pending_error)
             if not line.strip():
@@ -184,10 +199,12 @@ def read_trace(path: str | Path) -> Trace:
                 meta = _check_version(path, event)
                 continue
             events.append(event)
-        if pending_error is not None:
-            if last_complete:
-                raise TraceError(pending_error)
-            warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if pending_error is not None:
+        if last_complete:
+            raise TraceError(pending_error)
+        warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
     if meta is None:
         raise TraceError(f"{path}: empty trace (no \"meta\" line)")
     return Trace(path, meta, events, warnings)

@@ -1,0 +1,184 @@
+"""Pool planning (Occamy) and allocator fragmentation (vDNN++).
+
+`plan` places every object at an offset in one pool so that objects whose lifetimes overlap never
+overlap in memory, with four greedy orders — first-fit (program order), best-fit (smallest
+hole), bigger-first, longer-first — and keeps the smallest pool; the lower bound is the peak of
+live bytes.  `best_fit_pool` simulates a best-fit allocator over the alloc/free sequence, growing
+the pool by (request − largest free block) and restarting whenever a request fails; the final
+size minus the aggregate peak is the fragmentation overhead.  It is not monotone: A1(5) A2(2)
+A3(1) D2 A4(1) D1 D3 A5(8) fits best-fit in 9 units and not in 11.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Lifetime = tuple[int, int, int]  # start, end (exclusive), bytes
+
+
+@dataclass
+class Plan:
+    strategy: str
+    pool_bytes: int
+    offsets: dict[object, int] = field(default_factory=dict)
+
+
+@dataclass
+class Planning:
+    best: Plan
+    all: list[Plan]
+    lower_bound: int  # the peak of live bytes: no plan can be smaller
+
+
+def live_peak(lifetimes: dict[object, Lifetime]) -> int:
+    events = sorted([(s, size) for s, _, size in lifetimes.values()] + [(e, -size) for _, e, size in lifetimes.values()],
+                    key=lambda x: (x[0], x[1]))  # frees before allocations at the same time
+    live = peak = 0
+    for _, delta in events:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def _place(order: list[object], lifetimes: dict[object, Lifetime], smallest_hole: bool) -> Plan:
+    keys = list(order)
+    n = len(keys)
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    offs = np.empty(n, dtype=np.int64)
+    sizes = np.empty(n, dtype=np.int64)
+    offsets: dict[object, int] = {}
+    pool = 0
+    for i, key in enumerate(keys):
+        start, end, size = lifetimes[key]
+        # The placed objects alive at the same time: their [offset, offset+size) ranges are taken.
+        mask = (starts[:i] < end) & (ends[:i] > start)
+        taken = sorted(zip(offs[:i][mask].tolist(), (offs[:i][mask] + sizes[:i][mask]).tolist()))
+        offset = _choose(taken, size, smallest_hole)
+        starts[i], ends[i], offs[i], sizes[i] = start, end, offset, size
+        offsets[key] = offset
+        pool = max(pool, offset + size)
+    return Plan("", pool, offsets)
+
+
+def _choose(taken: list[tuple[int, int]], size: int, smallest_hole: bool) -> int:
+    """The lowest offset where `size` bytes fit between taken ranges (or the smallest such hole)."""
+    best: tuple[int, int] | None = None  # (hole size, offset)
+    cursor = 0
+    for lo, hi in taken:
+        if lo - cursor >= size:
+            if not smallest_hole:
+                return cursor
+            hole = lo - cursor
+            if best is None or hole < best[0]:
+                best = (hole, cursor)
+        cursor = max(cursor, hi)
+    if best is not None:
+        return best[1]
+    return cursor
+
+
+def plan(lifetimes: dict[object, Lifetime]) -> Planning:
+    """Offsets for all objects in one pool, the best of four greedy orders."""
+    items = [k for k, (s, e, size) in lifetimes.items() if size > 0 and e > s]
+    lifetimes = {k: lifetimes[k] for k in items}
+    by_start = sorted(items, key=lambda k: (lifetimes[k][0], -lifetimes[k][2]))
+    orders = {
+        "first-fit": (by_start, False),
+        "best-fit": (by_start, True),
+        "bigger-first": (sorted(items, key=lambda k: (-lifetimes[k][2], lifetimes[k][0])), False),
+        "longer-first": (sorted(items, key=lambda k: (-(lifetimes[k][1] - lifetimes[k][0]), lifetimes[k][0])), False),
+    }
+    plans = []
+    for name, (order, smallest) in orders.items():
+        result = _place(order, lifetimes, smallest)
+        result.strategy = name
+        plans.append(result)
+    best = min(plans, key=lambda p: (p.pool_bytes, [*orders].index(p.strategy)))
+    return Planning(best, plans, live_peak(lifetimes))
+
+
+@dataclass
+class Simulation:
+    pool_bytes: int  # the pool best-fit needed
+    aggregate_peak: int  # the peak of live bytes
+    restarts: int
+
+    @property
+    def overhead(self) -> int:
+        return self.pool_bytes - self.aggregate_peak
+
+
+def best_fit_pool(sequence: list[tuple[str, object, int]], max_restarts: int = 10_000) -> Simulation:
+    """Simulate a best-fit allocator over `sequence` of ("alloc", key, bytes) / ("free", key, 0).
+
+    Starts from the aggregate peak; when a request fails, grows the pool by (request − largest
+    free block) and starts over.
+    """
+    sizes = {key: size for op, key, size in sequence if op == "alloc"}
+    live = peak = 0
+    for op, key, size in sequence:
+        live += size if op == "alloc" else -sizes.get(key, 0)
+        peak = max(peak, live)
+    pool = peak
+    for restart in range(max_restarts):
+        failed = _simulate(sequence, pool)
+        if failed is None:
+            return Simulation(pool, peak, restart)
+        request, largest = failed
+        pool += max(1, request - largest)
+    return Simulation(pool, peak, max_restarts)
+
+
+class _FreeBlocks:
+    """Free blocks of a pool, by size (for best fit) and by both ends (for coalescing)."""
+
+    def __init__(self, pool: int) -> None:
+        self.by_size: list[tuple[int, int]] = []  # sorted (size, offset)
+        self.at: dict[int, int] = {}  # offset -> size
+        self.ending: dict[int, int] = {}  # end -> offset
+        if pool > 0:
+            self.add(0, pool)
+
+    def add(self, offset: int, size: int) -> None:
+        bisect.insort(self.by_size, (size, offset))
+        self.at[offset] = size
+        self.ending[offset + size] = offset
+
+    def remove(self, offset: int) -> int:
+        size = self.at.pop(offset)
+        del self.ending[offset + size]
+        del self.by_size[bisect.bisect_left(self.by_size, (size, offset))]
+        return size
+
+    def release(self, offset: int, size: int) -> None:
+        if offset + size in self.at:
+            size += self.remove(offset + size)
+        if offset in self.ending:
+            left = self.ending[offset]
+            size += self.remove(left)
+            offset = left
+        self.add(offset, size)
+
+
+def _simulate(sequence: list[tuple[str, object, int]], pool: int) -> tuple[int, int] | None:
+    """Run best-fit in a pool of `pool` bytes; (request, largest free block) of the first failure."""
+    free = _FreeBlocks(pool)
+    placed: dict[object, tuple[int, int]] = {}
+    for op, key, size in sequence:
+        if op == "alloc":
+            if size <= 0:
+                continue
+            i = bisect.bisect_left(free.by_size, (size, -1))
+            if i == len(free.by_size):
+                return size, (free.by_size[-1][0] if free.by_size else 0)
+            block, offset = free.by_size[i]
+            free.remove(offset)
+            if block > size:
+                free.add(offset + size, block - size)
+            placed[key] = (offset, size)
+        elif key in placed:
+            free.release(*placed.pop(key))
+    return None

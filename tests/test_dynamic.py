@@ -1,0 +1,247 @@
+"""The dynamic core on traces built by hand: format, ordering, the DrGPUM analyses, what-if peak,
+pool planning and `gpulint analyze`."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpulint.config import Settings
+from gpulint.dynamic.analyze import analyze
+from gpulint.dynamic.ordering import topological_times
+from gpulint.dynamic.planner import _simulate, best_fit_pool, plan
+from gpulint.dynamic.trace import TraceError, TraceWriter, read_trace, write_events
+from gpulint.rules import RULES
+from test_cli import run
+
+CODES = sorted(RULES)
+
+
+def site(line: int) -> list:
+    return [["app.cu", line, "main"]]
+
+
+def alloc(t: int, obj: int, size: int, line: int | None = None, stream: int = 0) -> dict:
+    return {"ev": "alloc", "t": t, "obj": obj, "size": size, "api": "cudaMalloc", "stream": stream,
+            "site": site(line or 100 + obj)}
+
+
+def launch(t: int, reads=(), writes=(), stream: int = 0, kernel: str = "k") -> dict:
+    return {"ev": "launch", "t": t, "kernel": kernel, "stream": stream, "reads": list(reads), "writes": list(writes),
+            "site": site(200 + t)}
+
+
+def free(t: int, obj: int) -> dict:
+    return {"ev": "free", "t": t, "obj": obj, "site": site(300 + obj)}
+
+
+def findings(tmp_path: Path, events: list, name: str = "t.jsonl", **settings) -> list:
+    path = write_events(tmp_path / name, events)
+    return analyze(path, Settings(**settings), CODES).findings
+
+
+def by_code(found: list, code: str) -> list:
+    return [f for f in found if f.code == code]
+
+
+def worked_example() -> list:
+    """DESIGN §7: allocated at T=2, first accessed at T=7, last at T=9, freed at T=12; T=3..6 and
+    T=10..11 are launches that do not touch it."""
+    events = [alloc(1, 1, 1024), alloc(2, 7, 4096)]
+    events += [launch(t, [1], [1]) for t in range(3, 7)]
+    events += [launch(7, [7]), launch(8, [1], [1]), launch(9, [7])]
+    events += [launch(t, [1], [1]) for t in (10, 11)]
+    return events + [free(12, 7), free(13, 1)]
+
+
+def test_worked_example_distances(tmp_path: Path) -> None:
+    found = findings(tmp_path, worked_example())
+    early, late = by_code(found, "GL001"), by_code(found, "GL002")
+    assert [(f.properties["object_id"], f.properties["distance"]) for f in early] == [(7, 4)]
+    assert [(f.properties["object_id"], f.properties["distance"]) for f in late] == [(7, 2)]
+    assert early[0].location.path == "app.cu" and early[0].location.row == 107  # the allocation site
+    assert early[0].properties["size"] == 4096
+
+
+def test_reuse_takes_the_nearest_initial_object_and_never_one_twice(tmp_path: Path) -> None:
+    # A, B, C of one size allocated up front; A used at t=4, B at t=5..7, C at t=6.
+    events = [alloc(1, 1, 1000), alloc(2, 2, 1000), alloc(3, 3, 1050), launch(4, [1]), launch(5, [2]),
+              launch(6, [3]), launch(7, [2]), free(8, 1), free(9, 2), free(10, 3)]
+    reuse = by_code(findings(tmp_path, events), "GL003")
+    # C's first use follows A's last (B is still in use): C reuses A; B could only have reused A,
+    # which C took.
+    assert [(f.properties["object_id"], f.properties["reuses_object_id"]) for f in reuse] == [(3, 1)]
+    # With B done before C starts, the nearest Initial object left of C is B, and B takes A.
+    events = [alloc(1, 1, 1000), alloc(2, 2, 1000), alloc(3, 3, 1000), launch(4, [1]), launch(5, [2]),
+              launch(6, [3]), free(8, 1), free(9, 2), free(10, 3)]
+    reuse = by_code(findings(tmp_path, events, "u.jsonl"), "GL003")
+    assert sorted((f.properties["object_id"], f.properties["reuses_object_id"]) for f in reuse) == [(2, 1), (3, 2)]
+
+
+def test_reuse_needs_the_earlier_buffer_still_allocated(tmp_path: Path) -> None:
+    events = [alloc(1, 1, 1000), launch(2, [1]), free(3, 1), alloc(4, 2, 1000), launch(5, [2]), free(6, 2)]
+    assert by_code(findings(tmp_path, events), "GL003") == []
+
+
+def test_other_streams_work_is_not_a_gap(tmp_path: Path) -> None:
+    """Invocation order puts three launches between X's allocation and its use; they run on
+    another stream on another object, so in topological order there are none."""
+    events = [alloc(1, 1, 512), alloc(2, 2, 4096), launch(3, [1], [1], stream=2), launch(4, [1], [1], stream=2),
+              launch(5, [1], [1], stream=2), launch(6, [2], stream=1), free(7, 2), free(8, 1)]
+    times = topological_times(events)
+    assert times[:6] == [0, 1, 2, 3, 4, 2]
+    assert by_code(findings(tmp_path, events), "GL001") == []
+    # The same launches on X's stream do delay its first use.
+    serial = [dict(e, stream=1) if e["ev"] == "launch" else e for e in events]
+    assert [f.properties["distance"] for f in by_code(findings(tmp_path, serial, "s.jsonl"), "GL001")] == [3]
+
+
+def test_event_wait_orders_streams(tmp_path: Path) -> None:
+    events = [alloc(1, 1, 64), launch(2, [], [1], stream=1), {"ev": "event_record", "t": 3, "event": 9, "stream": 1},
+              {"ev": "event_wait", "t": 4, "event": 9, "stream": 2}, launch(5, [], [], stream=2)]
+    times = topological_times(events)
+    assert times[4] > times[1]
+    no_wait = [e for e in events if not e["ev"].startswith("event")]
+    assert topological_times(no_wait)[2] == topological_times(no_wait)[1]  # concurrent without the wait
+
+
+def test_what_if_savings_and_bounds(tmp_path: Path) -> None:
+    # A (4000 B) is last used at t=2 but freed at t=6; B (1000 B) is allocated at t=3 and used
+    # then: the peak 5000 B drops to 4000 B when A is freed right after its last use.
+    events = [alloc(1, 1, 4000), launch(2, [1]), alloc(3, 2, 1000), launch(4, [2]), launch(5, []), free(6, 1),
+              free(7, 2)]
+    result = analyze(write_events(tmp_path / "w.jsonl", events), Settings(), CODES)
+    assert result.peaks.actual == 5000 and result.peaks.all_fixed == 4000 and result.peaks.lower_bound == 4000
+    late = by_code(result.findings, "GL002")
+    saved = {f.properties["object_id"]: f.properties["peak_saved_bytes"] for f in late}
+    assert saved[1] == 1000
+    assert result.findings[0].properties["peak_saved_bytes"] == max(f.properties["peak_saved_bytes"]
+                                                                     for f in result.findings)  # ranked
+
+
+def test_planner_and_best_fit_are_not_monotone() -> None:
+    sequence = [("alloc", "A1", 5), ("alloc", "A2", 2), ("alloc", "A3", 1), ("free", "A2", 0), ("alloc", "A4", 1),
+                ("free", "A1", 0), ("free", "A3", 0), ("alloc", "A5", 8)]
+    assert _simulate(sequence, 9) is None
+    assert _simulate(sequence, 11) is not None
+    assert best_fit_pool(sequence).pool_bytes == 9
+    planning = plan({"a": (0, 10, 5), "b": (2, 4, 3), "c": (5, 9, 3), "d": (10, 12, 8)})
+    assert planning.lower_bound == 8 and planning.best.pool_bytes == 8
+    offsets = planning.best.offsets
+    assert offsets["b"] == offsets["c"] == 5  # b and c never live together: they share bytes
+
+
+def bitmap_trace(tmp_path: Path, touched: list[np.ndarray], counts: np.ndarray | None = None) -> Path:
+    path = tmp_path / "b.jsonl"
+    with TraceWriter(path, collector="test", granularity=32) as writer:
+        writer.write(alloc(1, 1, 32 * len(touched[0])))
+        for i, bits in enumerate(touched):
+            writer.write(launch(2 + i, [1]))
+            writer.add_bitmap(1, 2 + i, bits, None)
+        if counts is not None:
+            writer.add_counts(1, None, counts)
+        writer.write(free(2 + len(touched), 1))
+    return path
+
+
+def test_quarter_of_a_buffer_is_overallocated(tmp_path: Path) -> None:
+    bits = np.zeros(128, dtype=bool)
+    bits[:32] = True
+    found = analyze(bitmap_trace(tmp_path, [bits]), Settings(), CODES).findings
+    over = by_code(found, "GL008")
+    assert len(over) == 1
+    props = over[0].properties
+    assert props["accessed_percent"] == 25.0 and props["fragmentation"] == 0.0
+    assert props["untouched_ranges"] == [[1024, 4096]] and props["peak_saved_bytes"] == 3072
+
+
+def test_scattered_holes_are_not_offered_a_shrink(tmp_path: Path) -> None:
+    bits = np.zeros(128, dtype=bool)
+    bits[::4] = True  # 25% touched, in 96 one-granule holes
+    assert by_code(analyze(bitmap_trace(tmp_path, [bits]), Settings(), CODES).findings, "GL008") == []
+
+
+def test_disjoint_slices_are_structured_access(tmp_path: Path) -> None:
+    slices = []
+    for i in range(4):
+        bits = np.zeros(64, dtype=bool)
+        bits[16 * i:16 * (i + 1)] = True
+        slices.append(bits)
+    found = analyze(bitmap_trace(tmp_path, slices), Settings(), CODES).findings
+    assert [f.properties["slices"] for f in by_code(found, "GL010")] == [4]
+    overlapping = [s | np.roll(s, 1) for s in slices]
+    assert by_code(analyze(bitmap_trace(tmp_path, overlapping), Settings(), CODES).findings, "GL010") == []
+
+
+def test_hot_elements_are_non_uniform_access(tmp_path: Path) -> None:
+    bits = np.ones(8, dtype=bool)
+    hot = np.full(64, 2, dtype=np.uint32)
+    hot[:4] = 200
+    found = by_code(analyze(bitmap_trace(tmp_path, [bits], hot), Settings(), CODES).findings, "GL009")
+    assert len(found) == 1 and found[0].properties["coefficient_of_variation"] > 0.2
+    assert any("#" in line for line in found[0].properties["histogram"])
+    even = np.full(64, 7, dtype=np.uint32)
+    assert by_code(analyze(bitmap_trace(tmp_path, [bits], even), Settings(), CODES).findings, "GL009") == []
+
+
+def test_pool_reserving_much_more_than_live(tmp_path: Path) -> None:
+    events = [alloc(1, 1, 100), {"ev": "pool", "t": 2, "pool": "torch", "reserved": 2 << 20, "allocated": 1 << 20},
+              {"ev": "pool", "t": 3, "pool": "torch", "reserved": 2 << 20, "allocated": 1 << 19}, free(4, 1)]
+    pool = by_code(findings(tmp_path, events), "GL104")
+    assert [(f.properties["reserved_peak"], f.properties["live_peak"]) for f in pool] == [(2 << 20, 1 << 20)]
+
+
+def test_truncated_last_line_is_tolerated_and_bad_middle_line_is_not(tmp_path: Path) -> None:
+    path = write_events(tmp_path / "t.jsonl", worked_example())
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"ev":"launch","t":14,"ker')
+    trace = read_trace(path)
+    assert len(trace.events) == len(worked_example()) and "cut short" in trace.warnings[0]
+    path.write_bytes(whole.replace(b'"t":5,', b'"t":5,,', 1))
+    with pytest.raises(TraceError, match=r"t\.jsonl:\d+: not a JSON event"):
+        read_trace(path)
+
+
+def test_gzip_round_trip(tmp_path: Path) -> None:
+    path = write_events(tmp_path / "t.jsonl.gz", worked_example())
+    assert path.read_bytes()[:2] == b"\x1f\x8b"
+    assert len(read_trace(path).events) == len(worked_example())
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(data)[:-30])  # a crash mid-stream
+    assert 0 < len(read_trace(cut).events) <= len(worked_example())
+
+
+def test_unknown_major_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "v2.jsonl"
+    path.write_text(json.dumps({"ev": "meta", "version": 2, "collector": "native"}) + "\n")
+    with pytest.raises(TraceError, match="version 2 is not supported"):
+        read_trace(path)
+    result = run("analyze", str(path))
+    assert result.exit_code == 2 and "version 2 is not supported" in result.output
+    path.write_text(json.dumps({"ev": "meta", "version": "1.3", "collector": "native"}) + "\n")
+    assert read_trace(path).events == []  # a newer minor version still loads
+
+
+def test_analyze_cli_formats(tmp_path: Path) -> None:
+    import jsonschema
+
+    path = write_events(tmp_path / "w.jsonl", worked_example())
+    text = run("analyze", str(path))
+    assert text.exit_code == 1 and "GL001" in text.output and "peak" in text.output
+    data = json.loads(run("analyze", "--format", "json", str(path)).stdout)
+    assert {f["code"] for f in data} >= {"GL001", "GL002"}
+    assert all("peak_saved_bytes" in f["properties"] for f in data)
+    sarif = json.loads(run("analyze", "--format", "sarif", str(path)).stdout)
+    schema = json.loads((Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json").read_text()) \
+        if (Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json").exists() else None
+    if schema is not None:
+        jsonschema.validate(sarif, schema)
+    assert all("peak_saved_bytes" in r["properties"] for r in sarif["runs"][0]["results"])
+    github = run("analyze", "--format", "github", str(path)).stdout
+    assert github.startswith("::warning file=app.cu,line=") and "peak" in github
+    assert run("analyze", "--exit-zero", str(path)).exit_code == 0
