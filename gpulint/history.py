@@ -8,7 +8,9 @@ trees or trace records.
 """
 from __future__ import annotations
 
+import bisect
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
@@ -76,6 +78,8 @@ class Guard:
 
 def exclusive(a: Event, b: Event) -> bool:
     """The two events lie in different arms of the same branch: no run executes both."""
+    if not a.guards or not b.guards:
+        return False
     arms = {g.id: g.branch for g in a.guards}
     return any(g.id in arms and arms[g.id] != g.branch for g in b.guards)
 
@@ -100,9 +104,12 @@ class Loop:
     stmt_end: int | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Event:
-    """One API call or launch in a scope, in order.  Identity is by object (eq=False)."""
+    """One API call or launch in a scope, in order.  Identity is by object (eq=False).
+
+    Not frozen and with slots: a run's timeline has a million of these, and a frozen
+    dataclass's `__init__` costs several times more.  Nothing mutates an event once built."""
 
     t: int
     op: Op
@@ -133,7 +140,7 @@ class Access(enum.Flag):
     FULL = enum.auto()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Touch:
     """An event's effect on one object."""
 
@@ -162,17 +169,79 @@ class Timeline:
     start_byte: int | None = None
     end_byte: int | None = None
 
-    def launches_between(self, start_t: float, end_t: float, *ends: Event) -> list[Event]:
+    def launches_between(self, start_t: float, end_t: float, *ends: Event) -> "Gap":
         """Events standing for kernel launches strictly between two positions.
 
         Launches in a branch arm that excludes one of `ends` (the events bounding the gap) do
         not run on the same path as it, so they are not in the gap.
         """
-        return [e for e in self.events if start_t < e.t < end_t and e.launches > 0
-                and not any(exclusive(e, end) for end in ends)]
+        index = self._index()
+        lo = bisect.bisect_right(index.times, start_t)
+        hi = bisect.bisect_left(index.times, end_t)
+        if not index.branched or not any(end.guards for end in ends):
+            return Gap(index.launches, lo, hi, index.prefix)
+        # Static scopes with branches: filter the (small) stretch.
+        kept = [e for e in index.launches[lo:hi] if not any(exclusive(e, end) for end in ends)]
+        return Gap(kept, 0, len(kept))
+
+    def _index(self) -> "_LaunchIndex":
+        """Launch events sorted by time, with prefix sums of the launches they stand for (a run's
+        timeline has a million events; rules ask for thousands of gaps)."""
+        cached = getattr(self, "_cached_index", None)
+        if cached is None or cached.size != len(self.events):
+            launches = sorted((e for e in self.events if e.launches > 0), key=lambda e: e.t)
+            prefix = [0]
+            for e in launches:
+                prefix.append(prefix[-1] + e.launches)
+            cached = _LaunchIndex(len(self.events), [e.t for e in launches], launches, prefix,
+                                  any(e.guards for e in launches))
+            self._cached_index = cached
+        return cached
 
     def exits(self) -> list[Event]:
-        return [e for e in self.events if e.op is Op.EXIT]
+        cached = getattr(self, "_cached_exits", None)
+        if cached is None or cached[0] != len(self.events):
+            cached = (len(self.events), [e for e in self.events if e.op is Op.EXIT])
+            self._cached_exits = cached
+        return cached[1]
+
+
+@dataclass
+class _LaunchIndex:
+    size: int  # len(timeline.events) when built
+    times: list[int]
+    launches: list[Event]
+    prefix: list[int]
+    branched: bool  # some launch is under a branch (static scopes)
+
+
+class Gap(Sequence):
+    """The launch events in a gap (a view, not a copy) and `distance`, the launches they stand for."""
+
+    def __init__(self, events: list[Event], lo: int, hi: int, prefix: list[int] | None = None) -> None:
+        self._events, self._lo, self._hi = events, lo, max(lo, hi)
+        self._prefix = prefix
+
+    def __len__(self) -> int:
+        return self._hi - self._lo
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._events[self._lo + k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._events[self._lo + i]
+
+    def __iter__(self):
+        return (self._events[k] for k in range(self._lo, self._hi))
+
+    @property
+    def distance(self) -> int:
+        if self._prefix is not None:
+            return self._prefix[self._hi] - self._prefix[self._lo]
+        return sum(e.launches for e in self)
 
 
 class TimelineBuilder:
@@ -258,6 +327,8 @@ class ObjectHistory:
         the object must live across all of its iterations.
         """
         event = touch.event
+        if not event.loops:
+            return event.t, event.t
         alloc_loops = set(self.alloc.loops) if self.alloc is not None else set()
         for loop_id in event.loops:  # outermost first
             if loop_id not in alloc_loops:
@@ -266,7 +337,24 @@ class ObjectHistory:
         return event.t, event.t
 
     def use_spans(self) -> list["UseSpan"]:
-        """Use spans in order, overlapping ones merged."""
+        """Use spans in order, overlapping ones merged (computed once per set of touches: several
+        rules ask, and a run's objects have thousands of uses)."""
+        cached = getattr(self, "_cached_spans", None)
+        if cached is not None and cached[0] == len(self.touches):
+            return cached[1]
+        uses = [t for t in self.touches if t.use]
+        if not any(t.event.loops for t in uses):
+            # No loops (every dynamic history): each use is a point; merge equal times only.
+            uses.sort(key=lambda t: t.event.t)
+            points: list[UseSpan] = []
+            for touch in uses:
+                t = touch.event.t
+                if points and t <= points[-1].end:
+                    points[-1].last = touch
+                else:
+                    points.append(UseSpan(t, t, touch, touch))
+            self._cached_spans = (len(self.touches), points)
+            return points
         spans = sorted(((*self.use_span(t), t) for t in self.uses), key=lambda x: (x[0], x[1], x[2].event.t))
         merged: list[UseSpan] = []
         for start, end, touch in spans:
@@ -277,6 +365,7 @@ class ObjectHistory:
                     last.last = touch
             else:
                 merged.append(UseSpan(start, end, touch, touch))
+        self._cached_spans = (len(self.touches), merged)
         return merged
 
     def first_free(self) -> Event | None:

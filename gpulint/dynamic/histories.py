@@ -19,6 +19,8 @@ from gpulint.history import Access, Event, ObjectHistory, Op, Size, Timeline, To
 
 _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
         "graph_launch": Op.LAUNCH}
+_READ, _WRITE, _BOTH = Access.READ, Access.WRITE, Access.READ | Access.WRITE
+_FULL_WRITE = Access.WRITE | Access.FULL
 _SYSTEM_PARTS = ("site-packages", "dist-packages", "/usr/include/", "/usr/lib/", "/usr/local/cuda", "/lib/python",
                  "/gpulint/")
 
@@ -48,11 +50,14 @@ class Run:
     end_t: int
 
 
+_PREFIXES = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+
+
 def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
     """The innermost frame of a host stack that is in the user's code."""
     if not site:
         return None
-    prefixes = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    prefixes = _PREFIXES
     fallback = None
     for frame in site:
         if not frame:
@@ -81,6 +86,29 @@ def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> Locat
     return Location(shown or fallback, max(line, 1), 1)
 
 
+class _Sites:
+    """Locations of host stacks, resolved once per distinct stack (a run repeats a few hundred)."""
+
+    def __init__(self, fallback: str, roots: tuple[str, ...]) -> None:
+        self.fallback, self.roots = fallback, roots
+        self.cache: dict[object, Location] = {}
+
+    def location(self, site: list | None) -> Location:
+        key = repr(site) if site else None
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = _location(site, self.fallback, self.roots)
+        return found
+
+
+class _Sizes(dict):
+    """One `Size` per distinct byte count."""
+
+    def __missing__(self, n: int) -> Size:
+        size = self[n] = Size(n, str(n))
+        return size
+
+
 def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
     events = trace.events
     times_list = topological_times(events)
@@ -94,25 +122,27 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
     times: dict[int, int] = {}
     order = sorted((i for i, t in enumerate(times_list) if t is not None), key=lambda i: (times_list[i], i))
     granularity = trace.granularity
+    sites = _Sites(fallback, roots)
+    sizes = _Sizes()
     for i in order:
         raw = events[i]
         ev = raw["ev"]
         stamp = times_list[i]
         times[i] = stamp
         site = raw.get("site")
-        location = _location(site, fallback, roots)
+        location = sites.location(site)
         op = _OPS[ev]
         api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
         size = raw.get("size")
         event = Event(t=stamp, op=op, api=str(api), location=location, launches=1 if op is Op.LAUNCH else 0,
-                      size=Size(int(size), str(size)) if isinstance(size, int) else None,
+                      size=sizes[size] if isinstance(size, int) else None,
                       direction=raw.get("kind"), stream=raw.get("stream", 0), detail=ev)
         timeline.events.append(event)
         if ev == "alloc":
             obj = raw.get("obj")
             nbytes = int(raw.get("size") or 0)
             name = raw.get("name") or f"{api}#{obj} ({human_bytes(nbytes)})"
-            history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=Size(nbytes, str(nbytes)),
+            history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=sizes[nbytes],
                                     kind=_kind(raw), origin="dynamic", bytes=nbytes, obj_id=obj)
             by_obj[obj] = history
         elif ev == "free":
@@ -124,10 +154,10 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
             dst, src = by_obj.get(raw.get("dst")), by_obj.get(raw.get("src"))
             if dst is not None:
                 full = (raw.get("dst_offset") or 0) == 0 and nbytes >= (dst.bytes or 0)
-                dst.touches.append(Touch(event, Access.WRITE | (Access.FULL if full else Access.NONE), use=False,
-                                         size=Size(nbytes, str(nbytes)), offset_zero=(raw.get("dst_offset") or 0) == 0))
+                dst.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
+                                         size=sizes[nbytes], offset_zero=(raw.get("dst_offset") or 0) == 0))
             if src is not None:
-                src.touches.append(Touch(event, Access.READ, use=False, size=Size(nbytes, str(nbytes)),
+                src.touches.append(Touch(event, _READ, use=False, size=sizes[nbytes],
                                          offset_zero=(raw.get("src_offset") or 0) == 0))
         elif ev == "memset":
             target = by_obj.get(raw.get("obj"))
@@ -135,15 +165,15 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
                 nbytes = int(size or 0)
                 offset = raw.get("offset") or 0
                 full = offset == 0 and nbytes >= (target.bytes or 0)
-                target.touches.append(Touch(event, Access.WRITE | (Access.FULL if full else Access.NONE), use=False,
-                                            size=Size(nbytes, str(nbytes)), offset_zero=offset == 0))
+                target.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
+                                            size=sizes[nbytes], offset_zero=offset == 0))
         else:  # launch
             reads, writes = set(raw.get("reads") or ()), set(raw.get("writes") or ())
             for obj in reads | writes:
                 target = by_obj.get(obj)
                 if target is None:
                     continue
-                mode = (Access.READ if obj in reads else Access.NONE) | (Access.WRITE if obj in writes else Access.NONE)
+                mode = (_BOTH if obj in writes else _READ) if obj in reads else _WRITE
                 target.touches.append(Touch(event, mode, use=True, size=target.size))
             launches_by_t[raw.get("t")] = event
     end_t = (max((e.t for e in timeline.events), default=0)) + 1

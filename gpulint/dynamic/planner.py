@@ -100,6 +100,15 @@ def plan(lifetimes: dict[object, Lifetime]) -> Planning:
     return Planning(best, plans, live_peak(lifetimes))
 
 
+def alloc_free_sequence(lifetimes: dict[object, Lifetime]) -> list[tuple[str, object, int]]:
+    """Lifetimes as the allocator saw them: allocations and frees in time order (frees first at
+    equal times)."""
+    points = [(s, 1, k, size) for k, (s, e, size) in lifetimes.items()] + \
+             [(e, 0, k, 0) for k, (s, e, size) in lifetimes.items()]
+    points.sort(key=lambda p: (p[0], p[1]))
+    return [("alloc" if kind else "free", key, size) for _, kind, key, size in points]
+
+
 @dataclass
 class Simulation:
     pool_bytes: int  # the pool best-fit needed

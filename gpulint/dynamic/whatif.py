@@ -41,8 +41,10 @@ def lifetimes(run: Run) -> dict[int, Interval]:
 
 def accessed_span(h: ObjectHistory) -> tuple[int, int] | None:
     """First and last Kahn time anything touched the object (copies included)."""
+    if not h.touches:
+        return None
     times = [t.event.t for t in h.touches]
-    return (min(times), max(times)) if times else None
+    return min(times), max(times)
 
 
 def shrunk_bytes(run: Run, obj: int) -> int | None:
@@ -86,18 +88,20 @@ class Profile:
         i = int(np.argmax(self.live))
         return int(self.live[i]), int(self.bounds[i])
 
-    def index(self, t: int) -> int:
-        return int(np.searchsorted(self.bounds, t))
-
     def peak_with(self, changes: list[tuple[Interval, int]]) -> int:
         """The peak after adding `sign * bytes` over each interval (remove: -1, add: +1)."""
-        if not changes:
+        if not changes or not len(self.live):
             return self.peak[0]
-        lo = min(self.index(s) for (s, _, _), _ in changes)
-        hi = max(self.index(e) for (_, e, _), _ in changes)
-        window = self.live[lo:hi].copy()
-        for (s, e, size), sign in changes:
-            window[self.index(s) - lo:self.index(e) - lo] += sign * size
+        starts = np.array([c[0][0] for c in changes], dtype=np.int64)
+        ends = np.array([c[0][1] for c in changes], dtype=np.int64)
+        amounts = np.array([c[1] * c[0][2] for c in changes], dtype=np.int64)
+        first = np.searchsorted(self.bounds, starts)
+        last = np.searchsorted(self.bounds, ends)
+        lo, hi = int(first.min()), int(last.max())
+        delta = np.zeros(hi - lo + 1, dtype=np.int64)
+        np.add.at(delta, first - lo, amounts)
+        np.add.at(delta, last - lo, -amounts)
+        window = self.live[lo:hi] + np.cumsum(delta)[:-1]
         best = int(window.max()) if len(window) else 0
         if lo > 0:
             best = max(best, int(self.prefix_max[lo - 1]))
@@ -117,13 +121,14 @@ class Change:
     extend: tuple[Interval, ...] = ()
 
 
-def _change(run: Run, finding: Finding, intervals: dict[int, Interval]) -> Change | None:
+def _change(run: Run, finding: Finding, intervals: dict[int, Interval],
+            spans: dict[int, tuple[int, int] | None]) -> Change | None:
     obj = finding.properties.get("object_id")
     if obj not in intervals:
         return None
     h = run.by_obj[obj]
     start, end, size = intervals[obj]
-    span = accessed_span(h)
+    span = spans.get(obj)
     code = finding.code
     if code == "GL001":
         uses = [t.event.t for t in h.touches if t.use]
@@ -147,9 +152,9 @@ def _change(run: Run, finding: Finding, intervals: dict[int, Interval]) -> Chang
                 extend.append((o_start, max(end, o_end), size - o_size))
             return Change(obj, [(start, end)], extend=tuple(extend))
     elif code == "GL006":
-        gap = finding.properties.get("idle_between")
-        if gap and gap[1] > gap[0] + 1:
-            return Change(obj, [(gap[0] + 1, gap[1])])
+        windows = [(a + 1, b) for a, b in finding.properties.get("idle_between") or () if b > a + 1]
+        if windows:
+            return Change(obj, windows)
     elif code == "GL008":
         shrunk = shrunk_bytes(run, obj)
         if shrunk is not None and shrunk < size:
@@ -192,21 +197,22 @@ def _signed(intervals: dict[int, Interval], changes: list[Change]) -> list[tuple
 def annotate(run: Run, findings: list[Finding]) -> Peaks:
     """Set each finding's `peak_saved_bytes` / `peak_saved_percent` and return the run's peaks."""
     intervals = lifetimes(run)
+    spans = {obj: accessed_span(h) for obj, h in run.by_obj.items()}
     extra: list[int] = []
-    for h in run.by_obj.values():
-        span = accessed_span(h)
-        if span is not None:
-            extra.extend((span[0], span[1] + 1))
-        extra.extend(t.event.t for t in h.touches if t.use)
+    for obj, h in run.by_obj.items():
+        if spans[obj] is not None:
+            extra.extend((spans[obj][0], spans[obj][1] + 1))
+        first_use = min((t.event.t for t in h.touches if t.use), default=None)
+        if first_use is not None:
+            extra.append(first_use)
     for f in findings:
-        gap = f.properties.get("idle_between")
-        if gap:
-            extra.extend((gap[0] + 1, gap[1]))
+        for a, b in f.properties.get("idle_between") or ():
+            extra.extend((a + 1, b))
     profile = Profile(intervals, extra)
     actual, at = profile.peak
     every: list[Change] = []
     for f in findings:
-        change = _change(run, f, intervals)
+        change = _change(run, f, intervals, spans)
         saved = actual - profile.peak_with(_signed(intervals, [change])) if change is not None else 0
         f.properties["peak_saved_bytes"] = int(max(saved, 0))
         f.properties["peak_saved_percent"] = round(100.0 * max(saved, 0) / actual, 2) if actual else 0.0
@@ -215,7 +221,7 @@ def annotate(run: Run, findings: list[Finding]) -> Peaks:
     all_fixed = profile.peak_with(_signed(intervals, every)) if every else actual
     tight = {}
     for obj, (start, end, size) in intervals.items():
-        span = accessed_span(run.by_obj[obj])
+        span = spans[obj]
         if span is not None:
             tight[obj] = (span[0], span[1] + 1, size)
     lower = Profile(tight, []).peak[0]

@@ -52,7 +52,7 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue
         first = spans[0]
         gap = h.timeline.launches_between(h.alloc.t, first.start, first.first.event)
-        distance = sum(e.launches for e in gap)
+        distance = gap.distance
         if distance < threshold:
             continue
         use = first.first.event

@@ -62,7 +62,7 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         else:
             continue
         gap = h.timeline.launches_between(last.end, end_t, last.last.event, *([free] if free is not None else []))
-        distance = sum(e.launches for e in gap)
+        distance = gap.distance
         if distance < threshold:
             continue
         use = last.last.event

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from itertools import islice
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
@@ -13,8 +14,9 @@ from gpulint.rules.registry import RuleSettings, rule
 def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does
-    Flags each gap of one or more kernel launches (the threshold, default 1) between two
-    consecutive uses of a GPU object. One finding per gap.
+    Flags a GPU object with gaps of one or more kernel launches (the threshold, default 1)
+    between consecutive uses. One finding per object: the longest gap is in the message, and
+    every gap is listed as evidence (a run can have thousands).
 
     ## Why is this bad?
     During the gap the object holds memory it does not need. Large idle objects are
@@ -45,18 +47,26 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             # used only where its name is.)
             continue
         spans = h.use_spans()
+        gaps = []
         for before, after in zip(spans, spans[1:]):
             if exclusive(before.last.event, after.first.event):
                 continue  # uses in different arms of one branch are not consecutive on any path
             gap = h.timeline.launches_between(before.end, after.start, before.last.event, after.first.event)
-            distance = sum(e.launches for e in gap)
-            if distance < threshold:
-                continue
-            a, b = before.last.event, after.first.event
-            message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at line "
-                       f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
-            related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
-                       Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
-            # A run knows when the gap is: the what-if takes the object out for exactly that stretch.
-            when = {"idle_between": [before.end, after.start]} if h.origin == "dynamic" else {}
-            yield make("GL006", h.alloc.location, message, h, related, distance=distance, **when)
+            if gap.distance >= threshold:
+                gaps.append((gap.distance, before, after, gap))
+        if not gaps:
+            continue
+        distance, before, after, gap = max(gaps, key=lambda g: g[0])  # the first of the longest
+        a, b = before.last.event, after.first.event
+        message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at line "
+                   f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
+        if len(gaps) > 1:
+            message += f" ({len(gaps)} idle gaps in all)"
+        related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
+                   Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
+        for _, other_before, other_after, _ in islice((g for g in gaps if g[1] is not before), 3):
+            related.append(Related(f"`{h.name}` is also idle after {what(other_before.last.event)} until "
+                                   f"{what(other_after.first.event)}", other_after.first.event.location))
+        # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
+        when = {"idle_between": [[g[1].end, g[2].start] for g in gaps]} if h.origin == "dynamic" else {}
+        yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(gaps), **when)

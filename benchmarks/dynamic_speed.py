@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""How fast is the dynamic core on a large run?
+
+Generates a trace of `--events` events (default 1,000,000) over `--objects` objects (default
+10,000): allocations and frees spread over the run, kernel launches on four streams reading and
+writing a few live objects each, host-to-device and device-to-host copies, memsets, event
+record/wait pairs and synchronisations, with bitmaps for a sample of objects.  Then times, in
+this process on one core, `gpulint.dynamic.analyze.analyze` (read, order, histories, every rule,
+what-if peak) and the pool planner plus the best-fit simulation, and reports wall time and peak
+memory (`ru_maxrss`).  Target: <= 30 s and <= 2 GB.  A benchmark, not a test: it always exits 0.
+
+    python benchmarks/dynamic_speed.py
+    python benchmarks/dynamic_speed.py --events 200000 --objects 2000 --keep /tmp/run.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+TARGET_SECONDS = 30.0
+TARGET_BYTES = 2 << 30
+
+
+def generate(path: Path, events: int, objects: int, seed: int) -> int:
+    import numpy as np
+
+    from gpulint.dynamic.trace import TraceWriter
+
+    rng = random.Random(seed)
+    files = [f"src/layer{i}.cu" for i in range(40)]
+    written = 0
+    live: list[int] = []
+    next_obj = 0
+    # Spread the allocations over the run so about `objects` exist in total.
+    alloc_every = max(2, events // (objects + 1))
+    with TraceWriter(path, collector="native", argv=["./synthetic"], device="synthetic", granularity=32) as out:
+        t = 0
+        while written < events:
+            t += 1
+            site = [[rng.choice(files), rng.randint(10, 900), "step"]]
+            if next_obj < objects and (t % alloc_every == 0 or len(live) < 4):
+                size = rng.choice([1 << 12, 1 << 16, 1 << 20, 3 << 20, 1 << 24])
+                out.write({"ev": "alloc", "t": t, "obj": next_obj, "size": size, "api": "cudaMalloc", "stream": 0,
+                           "site": site})
+                live.append(next_obj)
+                if next_obj % 100 == 0:  # bitmaps for 1% of the objects: a launch touching a prefix
+                    granules = size // 32
+                    bits = np.zeros(granules, dtype=bool)
+                    bits[: granules // rng.choice([1, 2, 4])] = True
+                    t += 1
+                    out.write({"ev": "launch", "t": t, "kernel": "init", "stream": 1, "reads": [], "writes": [next_obj],
+                               "site": site})
+                    out.add_bitmap(next_obj, t, None, bits)
+                    written += 2
+                next_obj += 1
+            elif live and len(live) > 64 and rng.random() < 0.02:
+                victim = live.pop(rng.randrange(len(live)))
+                out.write({"ev": "free", "t": t, "obj": victim, "stream": 0, "site": site})
+            else:
+                r = rng.random()
+                stream = rng.randint(1, 4)
+                picks = rng.sample(live, min(len(live), 3))
+                if r < 0.80:
+                    out.write({"ev": "launch", "t": t, "kernel": f"kernel_{rng.randint(0, 60)}", "stream": stream,
+                               "reads": picks[:2], "writes": picks[2:], "site": site})
+                elif r < 0.88:
+                    out.write({"ev": "memcpy", "t": t, "dst": picks[0], "src": None, "size": 4096, "kind": "h2d",
+                               "stream": stream, "site": site})
+                elif r < 0.92:
+                    out.write({"ev": "memcpy", "t": t, "dst": None, "src": picks[0], "size": 4096, "kind": "d2h",
+                               "stream": stream, "site": site})
+                elif r < 0.95:
+                    out.write({"ev": "memset", "t": t, "obj": picks[0], "size": 4096, "stream": stream, "site": site})
+                elif r < 0.98:
+                    event = rng.randint(0, 7)
+                    out.write({"ev": "event_record", "t": t, "event": event, "stream": stream})
+                    t += 1
+                    out.write({"ev": "event_wait", "t": t, "event": event, "stream": rng.randint(1, 4)})
+                    written += 1
+                else:
+                    out.write({"ev": "sync", "t": t, "scope": rng.choice(["device", "stream"]), "stream": stream})
+            written += 1
+        for obj in live[: len(live) // 2]:  # the rest are leaks
+            t += 1
+            out.write({"ev": "free", "t": t, "obj": obj, "stream": 0, "site": [["src/main.cu", 999, "main"]]})
+            written += 1
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--objects", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=20261121)
+    parser.add_argument("--keep", type=Path, help="write the trace here and keep it")
+    args = parser.parse_args(argv)
+
+    from gpulint.config import Settings
+    from gpulint.dynamic.analyze import analyze
+    from gpulint.dynamic.planner import alloc_free_sequence, best_fit_pool, plan
+    from gpulint.dynamic.whatif import lifetimes
+    from gpulint.rules import RULES
+
+    folder = Path(tempfile.mkdtemp(prefix="gpulint-trace-"))
+    path = args.keep or folder / "run.jsonl"
+    t0 = time.perf_counter()
+    written = generate(path, args.events, args.objects, args.seed)
+    print(f"generated {written:,} events over {args.objects:,} objects in {time.perf_counter() - t0:.1f} s "
+          f"({path.stat().st_size / 1e6:.0f} MB)")
+
+    t0 = time.perf_counter()
+    result = analyze(path, Settings(), sorted(RULES))
+    analysed = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    spans = lifetimes(result.run)
+    planning = plan(spans)
+    simulation = best_fit_pool(alloc_free_sequence(spans))
+    planned = time.perf_counter() - t1
+    total = analysed + planned
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    counts: dict[str, int] = {}
+    for f in result.findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
+    print(f"machine: {machine}; date {_dt.date.today().isoformat()}")
+    print(f"analyze (read + order + histories + rules + what-if): {analysed:.1f} s, {len(result.findings):,} findings "
+          f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items()))})")
+    print(f"peaks: actual {result.peaks.actual:,} B, all fixed {result.peaks.all_fixed:,} B, "
+          f"lower bound {result.peaks.lower_bound:,} B")
+    print(f"planner ({planning.best.strategy}): {planning.best.pool_bytes:,} B vs lower bound {planning.lower_bound:,} B; "
+          f"best-fit simulation {simulation.pool_bytes:,} B ({simulation.restarts} restarts): {planned:.1f} s")
+    print(f"total {total:.1f} s (target <= {TARGET_SECONDS:.0f} s: {'met' if total <= TARGET_SECONDS else 'NOT met'}); "
+          f"peak memory {rss / 2**20:.0f} MiB (target <= 2048 MiB: {'met' if rss <= TARGET_BYTES else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
