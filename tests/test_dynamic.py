@@ -245,3 +245,16 @@ def test_analyze_cli_formats(tmp_path: Path) -> None:
     github = run("analyze", "--format", "github", str(path)).stdout
     assert github.startswith("::warning file=app.cu,line=") and "peak" in github
     assert run("analyze", "--exit-zero", str(path)).exit_code == 0
+
+
+def test_the_documented_example_trace(tmp_path: Path) -> None:
+    """docs/trace-format.md's example says what `gpulint analyze` reports on it."""
+    repo = Path(__file__).resolve().parents[1]
+    result = analyze(repo / "examples/trace/heat.jsonl", Settings(), CODES)
+    assert (result.peaks.actual, result.peaks.all_fixed, result.peaks.lower_bound) == (8 << 20, 5 << 20, 8 << 20)
+    assert [(f.code, f.properties["object_id"], f.properties["peak_saved_bytes"]) for f in result.findings] == [
+        ("GL008", 2, 3 << 20), ("GL002", 1, 0), ("GL001", 2, 0), ("GL002", 2, 0)]
+    doc = (repo / "docs/trace-format.md").read_text()
+    shown = doc.split('```\n{"ev":"meta"', 1)[1].split("```", 1)[0]
+    assert shown.strip().splitlines()[0].startswith('","version":1') or '"version":1' in shown
+    assert len(('{"ev":"meta"' + shown).strip().splitlines()) == len(read_trace(repo / "examples/trace/heat.jsonl").events) + 1
