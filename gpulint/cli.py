@@ -55,6 +55,27 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes), output, color)
 
 
+def _confirmed(findings: list, trace: str, settings) -> list:
+    """Static findings marked by a run (`--confirm`), plus what only the run shows."""
+    from gpulint.dynamic.analyze import analyze as analyze_trace
+    from gpulint.dynamic.confirm import confirm
+    from gpulint.dynamic.trace import TraceError
+
+    try:
+        analysis = analyze_trace(trace, settings, settings.enabled_codes(sorted(RULES)))
+    except TraceError as exc:
+        _fail(str(exc))
+    for warning in analysis.warnings:
+        click.echo(f"gpulint: {warning}", err=True)
+    marked = confirm(findings, analysis)
+    counts: dict[str, int] = {}
+    for f in marked:
+        mark = f.properties.get("confirmation", "not checkable by a run")
+        counts[mark] = counts.get(mark, 0) + 1
+    click.echo("gpulint: --confirm " + ", ".join(f"{n} {mark}" for mark, n in sorted(counts.items())), err=True)
+    return marked
+
+
 def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
     threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
     try:
@@ -80,9 +101,11 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which files fell back to tree-sitter and which functions were skipped.")
 @click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reading .gpulint_cache/.")
+@click.option("--confirm", "confirm_trace", type=click.Path(exists=True, dir_okay=False), metavar="TRACE",
+              help="Mark each finding confirmed / refuted / unobserved by a recorded run; add what only the run shows.")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose, no_cache, config_file, isolated) -> None:
+          compile_commands, verbose, no_cache, confirm_trace, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
 
@@ -91,6 +114,8 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
                           "compile_commands": compile_commands, "verbose": verbose}, config_file, isolated)
     settings = resolver.base
     report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
+    if confirm_trace is not None:
+        report.findings = _confirmed(report.findings, confirm_trace, settings)
     for line in report.diagnostics:
         click.echo(f"gpulint: {line}", err=True)
     if verbose:

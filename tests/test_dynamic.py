@@ -258,3 +258,64 @@ def test_the_documented_example_trace(tmp_path: Path) -> None:
     shown = doc.split('```\n{"ev":"meta"', 1)[1].split("```", 1)[0]
     assert shown.strip().splitlines()[0].startswith('","version":1') or '"version":1' in shown
     assert len(('{"ev":"meta"' + shown).strip().splitlines()) == len(read_trace(repo / "examples/trace/heat.jsonl").events) + 1
+
+
+def late_trace(tmp_path: Path, name: str, free_early: bool) -> Path:
+    """A run of test_cli.LATE_FREE (late.cu): d_a allocated at line 5, used at 6; d_b at 7, used
+    at 8; frees at 9 (d_b) and 10 (d_a)."""
+    s = lambda line: [["late.cu", line, "main"]]  # noqa: E731
+    events = [{"ev": "alloc", "t": 1, "obj": 1, "size": 1024, "api": "cudaMalloc", "site": s(5)},
+              {"ev": "launch", "t": 2, "kernel": "phase1", "reads": [], "writes": [1], "site": s(6)}]
+    if free_early:
+        events.append({"ev": "free", "t": 3, "obj": 1, "site": s(10)})
+    events += [{"ev": "alloc", "t": 4, "obj": 2, "size": 1024, "api": "cudaMalloc", "site": s(7)},
+               {"ev": "launch", "t": 5, "kernel": "phase2", "reads": [2], "writes": [2], "site": s(8)},
+               {"ev": "free", "t": 6, "obj": 2, "site": s(9)}]
+    if not free_early:
+        events.append({"ev": "free", "t": 7, "obj": 1, "site": s(10)})
+    return write_events(tmp_path / name, events)
+
+
+def test_confirm_marks_static_findings(tmp_path: Path) -> None:
+    from test_cli import LATE_FREE
+
+    (tmp_path / "late.cu").write_text(LATE_FREE)
+
+    def marks(trace: Path) -> dict:
+        result = run("check", "--format", "json", "--no-cache", "--confirm", str(trace), "late.cu", cwd=tmp_path)
+        assert result.exit_code == 1, result.output
+        return {(f["code"], f["object"]): f["properties"].get("confirmation")
+                for f in json.loads(result.stdout)}
+
+    assert marks(late_trace(tmp_path, "same.jsonl", free_early=False)) == {("GL002", "d_a"): "confirmed",
+                                                                          ("GL003", "d_b"): "confirmed"}
+    assert marks(late_trace(tmp_path, "early.jsonl", free_early=True)) == {("GL002", "d_a"): "refuted",
+                                                                          ("GL003", "d_b"): "refuted"}
+    empty = write_events(tmp_path / "none.jsonl", [])
+    assert marks(empty) == {("GL002", "d_a"): "unobserved", ("GL003", "d_b"): "unobserved"}
+    data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(tmp_path / "same.jsonl"),
+                          "late.cu", cwd=tmp_path).stdout)
+    confirmed = next(f for f in data if f["code"] == "GL002")
+    assert confirmed["properties"]["measured_distance"] == 1 and "peak_saved_bytes" in confirmed["properties"]
+    text = run("check", "--no-cache", "--confirm", str(tmp_path / "same.jsonl"), "late.cu", cwd=tmp_path).stdout
+    assert "confirmed by the run" in text
+    sarif = json.loads(run("check", "--format", "sarif", "--no-cache", "--confirm", str(tmp_path / "early.jsonl"),
+                           "late.cu", cwd=tmp_path).stdout)
+    assert {r["properties"]["confirmation"] for r in sarif["runs"][0]["results"]} == {"refuted"}
+
+
+def test_confirm_adds_what_only_the_run_shows(tmp_path: Path) -> None:
+    from test_cli import LATE_FREE
+
+    (tmp_path / "late.cu").write_text(LATE_FREE)
+    bits = np.zeros(32, dtype=bool)
+    bits[:4] = True
+    path = tmp_path / "run.jsonl"
+    with TraceWriter(path, collector="test") as writer:
+        for event in json.loads(json.dumps([e for e in read_trace(late_trace(tmp_path, "x.jsonl", False)).events])):
+            writer.write(event)
+        writer.add_bitmap(2, 5, bits, bits)
+    data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(path), "late.cu",
+                          cwd=tmp_path).stdout)
+    extra = [f for f in data if f["properties"].get("confirmation") == "trace-only"]
+    assert [(f["code"], f["properties"]["accessed_percent"]) for f in extra] == [("GL008", 12.5)]
