@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpulint.config import Settings
 from gpulint.dynamic.histories import Run, build_run
-from gpulint.dynamic.trace import read_trace
+from gpulint.dynamic.trace import open_trace
 from gpulint.dynamic.whatif import Peaks, annotate
 from gpulint.findings import Finding
 from gpulint.rules import RULES
@@ -26,8 +26,8 @@ class Analysis:
 
 
 def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
-    trace = read_trace(path)
-    run = build_run(trace)
+    trace, events = open_trace(path)
+    run = build_run(trace, events)
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []
     for code in codes:

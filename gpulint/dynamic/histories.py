@@ -10,9 +10,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from gpulint.dynamic.ordering import topological_times
+from gpulint.dynamic.ordering import Orderer
 from gpulint.dynamic.trace import Trace
 from gpulint.findings import Location, human_bytes
 from gpulint.history import Access, Event, ObjectHistory, Op, Size, Timeline, Touch, Unit
@@ -46,7 +46,6 @@ class Run:
     by_obj: dict[int, ObjectHistory]
     access: dict[int, AccessInfo]  # obj id -> measured accesses
     pools: list[dict[str, Any]]  # pool events (reserved vs allocated), in order
-    times: dict[int, int]  # index in trace.events -> Kahn timestamp
     end_t: int
 
 
@@ -109,28 +108,32 @@ class _Sizes(dict):
         return size
 
 
-def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
-    events = trace.events
-    times_list = topological_times(events)
+def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, roots: tuple[str, ...] = ()) -> Run:
+    """Histories of a run, in one pass over its events (`trace.events` unless `events` streams
+    them): each work event gets its Kahn timestamp as it is read."""
+    events = trace.events if events is None else events
+    orderer = Orderer()
     program = (trace.meta.get("argv") or ["program"])[0]
     fallback = str(program)
     timeline = Timeline(name=Path(fallback).name or "program")
     by_obj: dict[int, ObjectHistory] = {}
     access: dict[int, AccessInfo] = {}
     pools: list[dict[str, Any]] = []
+    later: list[dict[str, Any]] = []  # bitmaps and counters, read once every launch is known
     launches_by_t: dict[int, Event] = {}
-    times: dict[int, int] = {}
-    order = sorted((i for i, t in enumerate(times_list) if t is not None), key=lambda i: (times_list[i], i))
     granularity = trace.granularity
     sites = _Sites(fallback, roots)
     sizes = _Sizes()
-    for i in order:
-        raw = events[i]
+    for raw in events:
         ev = raw["ev"]
-        stamp = times_list[i]
-        times[i] = stamp
-        site = raw.get("site")
-        location = sites.location(site)
+        stamp = orderer.stamp(raw)
+        if stamp is None:
+            if ev in ("bitmap", "counts"):
+                later.append(raw)
+            elif ev == "pool":
+                pools.append(raw)
+            continue
+        location = sites.location(raw.get("site"))
         op = _OPS[ev]
         api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
         size = raw.get("size")
@@ -176,11 +179,12 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
                 mode = (_BOTH if obj in writes else _READ) if obj in reads else _WRITE
                 target.touches.append(Touch(event, mode, use=True, size=target.size))
             launches_by_t[raw.get("t")] = event
+    timeline.events.sort(key=lambda e: e.t)  # stable: issue order within one timestamp
     end_t = (max((e.t for e in timeline.events), default=0)) + 1
     end_location = timeline.events[-1].location if timeline.events else Location(fallback, 1, 1)
     timeline.events.append(Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end"))
     timeline.end, timeline.end_t = end_location, end_t + 1
-    for raw in events:
+    for raw in later:
         ev = raw["ev"]
         if ev == "bitmap":
             _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity)
@@ -195,9 +199,11 @@ def build_run(trace: Trace, roots: tuple[str, ...] = ()) -> Run:
             pools.append(raw)
     for obj, info in access.items():
         by_obj[obj].measured = info
+    for history in by_obj.values():
+        history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())
     unit = Unit(path=fallback, histories=histories, timelines=[timeline], measurements={"pools": pools})
-    return Run(unit, trace, by_obj, access, pools, times, end_t)
+    return Run(unit, trace, by_obj, access, pools, end_t)
 
 
 def _kind(raw: dict[str, Any]) -> str:

@@ -16,13 +16,19 @@ launch, graph_launch).  Edges:
   the stream-ordered `cudaMallocAsync` / `cudaFreeAsync`.
 
 Kahn's algorithm with a global counter: all vertices of in-degree zero get the same timestamp T,
-are removed, T += 1.  Invocation order (`t`) and topological order differ when streams overlap.
+are removed, T += 1.  That timestamp is the length of the longest dependency path into the
+vertex, and every edge goes from an earlier-issued event to a later one, so it is computed in one
+forward pass without building the graph: T(v) = 1 + max T over v's predecessors (0 for none).
+Only the latest timestamp per stream, per object and per recorded event is kept, so a trace of
+millions of events is ordered in memory proportional to its objects and streams.
+Invocation order (`t`) and topological order differ when streams overlap.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 WORK = frozenset({"alloc", "free", "memcpy", "memset", "launch", "graph_launch"})
+_DEFAULT_WORK = frozenset({"launch", "memcpy", "memset", "graph_launch"})
 
 
 def _objects(event: dict[str, Any]) -> tuple[list[int], list[int]]:
@@ -39,104 +45,69 @@ def _objects(event: dict[str, Any]) -> tuple[list[int], list[int]]:
     return [], []
 
 
-def topological_times(events: list[dict[str, Any]]) -> list[int | None]:
-    """The Kahn timestamp of each event (None for events that are not work: syncs, markers)."""
-    n = len(events)
-    preds: list[list[int]] = [[] for _ in range(n)]
-    last_on_stream: dict[Any, int] = {}
-    last_writer: dict[int, int] = {}
-    readers: dict[int, list[int]] = {}
-    recorded: dict[Any, int | None] = {}
-    owed_stream: dict[Any, list[int]] = {}  # event waits: edges owed to a stream's next work
-    # Host synchronisations: per source stream, the event the host waited for and the sync's
-    # number; each stream's next work takes the edges of syncs newer than its last work.
-    host_syncs: dict[Any, tuple[int, int]] = {}
-    sync_count = 0
-    seen_sync: dict[Any, int] = {}
-    barrier: int | None = None  # the last default-stream event: later work on any stream follows it
-    for i, event in enumerate(events):
+class Orderer:
+    """Kahn timestamps, one event at a time, in the order the host issued them."""
+
+    def __init__(self) -> None:
+        self.last_on_stream: dict[Any, int] = {}
+        self.last_write: dict[int, int] = {}
+        self.last_read: dict[int, int] = {}  # latest reader since the last write
+        self.recorded: dict[Any, int] = {}
+        self.waits: dict[Any, int] = {}  # event waits owed to a stream's next work
+        # Host synchronisations and barriers: every later work event follows this timestamp.
+        self.floor = -1
+
+    def stamp(self, event: dict[str, Any]) -> int | None:
+        """The event's timestamp; None for what is not work (syncs, event record/wait, markers)."""
         ev = event.get("ev")
         stream = event.get("stream", 0) or 0
         if ev == "sync":
             scope = event.get("scope", "device")
-            sources: dict[Any, int] = {}
             if scope == "device":
-                sources = dict(last_on_stream)
-            elif scope == "stream" and stream in last_on_stream:
-                sources = {stream: last_on_stream[stream]}
-            elif scope == "event" and recorded.get(event.get("event")) is not None:
-                sources = {("event", event.get("event")): recorded[event.get("event")]}
-            if sources:
-                sync_count += 1
-                for key, source in sources.items():
-                    host_syncs[key] = (source, sync_count)
-            continue
+                self.floor = max(self.floor, max(self.last_on_stream.values(), default=-1))
+            elif scope == "stream":
+                self.floor = max(self.floor, self.last_on_stream.get(stream, -1))
+            elif scope == "event":
+                self.floor = max(self.floor, self.recorded.get(event.get("event"), -1))
+            return None
         if ev == "event_record":
-            recorded[event.get("event")] = last_on_stream.get(stream)
-            continue
+            if stream in self.last_on_stream:
+                self.recorded[event.get("event")] = self.last_on_stream[stream]
+            return None
         if ev == "event_wait":
-            source = recorded.get(event.get("event"))
+            source = self.recorded.get(event.get("event"))
             if source is not None:
-                owed_stream.setdefault(stream, []).append(source)
-            continue
+                self.waits[stream] = max(self.waits.get(stream, -1), source)
+            return None
         if ev not in WORK:
-            continue
-        p = preds[i]
-        if stream in last_on_stream:
-            p.append(last_on_stream[stream])
-        p.extend(owed_stream.pop(stream, ()))
-        if host_syncs and seen_sync.get(stream, 0) < sync_count:
-            since = seen_sync.get(stream, 0)
-            p.extend(source for source, number in host_syncs.values() if number > since)
-        seen_sync[stream] = sync_count
-        # cudaMalloc / cudaFree are host-synchronous (cudaFree waits for the device): ordered
-        # after all earlier work and before all later work, like the legacy default stream.
-        host_sync = ev in ("alloc", "free") and "Async" not in str(event.get("api") or "")
-        default_work = host_sync or (stream == 0 and ev in ("launch", "memcpy", "memset", "graph_launch"))
-        if default_work:
-            p.extend(last_on_stream.values())  # the legacy default stream waits for the others
-        elif barrier is not None:
-            p.append(barrier)
+            return None
+        before = max(self.floor, self.last_on_stream.get(stream, -1), self.waits.pop(stream, -1))
+        # cudaMalloc / cudaFree are host-synchronous (cudaFree waits for the device), and the
+        # legacy default stream waits for the others: such events follow all earlier work and
+        # precede all later work.
+        barrier = (ev in ("alloc", "free") and "Async" not in str(event.get("api") or "")) or \
+            (stream == 0 and ev in _DEFAULT_WORK)
+        if barrier and self.last_on_stream:
+            before = max(before, max(self.last_on_stream.values()))
         reads, writes = _objects(event)
+        last_write, last_read = self.last_write, self.last_read
         for obj in reads:
-            if obj in last_writer:
-                p.append(last_writer[obj])  # RAW
+            before = max(before, last_write.get(obj, -1))  # RAW
         for obj in writes:
-            if obj in last_writer:
-                p.append(last_writer[obj])  # WAW
-            p.extend(readers.pop(obj, ()))  # WAR
+            before = max(before, last_write.get(obj, -1), last_read.pop(obj, -1))  # WAW, WAR
+        stamp = before + 1
         for obj in reads:
-            readers.setdefault(obj, []).append(i)
+            if last_read.get(obj, -1) < stamp:
+                last_read[obj] = stamp
         for obj in writes:
-            last_writer[obj] = i
-        last_on_stream[stream] = i
-        if default_work:
-            barrier = i
-    return _kahn(preds, [e.get("ev") in WORK for e in events])
+            last_write[obj] = stamp
+        self.last_on_stream[stream] = stamp
+        if barrier:
+            self.floor = max(self.floor, stamp)
+        return stamp
 
 
-def _kahn(preds: list[list[int]], is_work: list[bool]) -> list[int | None]:
-    n = len(preds)
-    indegree = [0] * n
-    succs: list[list[int]] = [[] for _ in range(n)]
-    for v, ps in enumerate(preds):
-        unique = set(ps)
-        unique.discard(v)
-        indegree[v] = len(unique)
-        for u in unique:
-            succs[u].append(v)
-    times: list[int | None] = [None] * n
-    frontier = [v for v in range(n) if is_work[v] and indegree[v] == 0]
-    stamp = 0
-    while frontier:
-        nxt: list[int] = []
-        for v in frontier:
-            times[v] = stamp
-        for v in frontier:
-            for w in succs[v]:
-                indegree[w] -= 1
-                if indegree[w] == 0:
-                    nxt.append(w)
-        frontier = nxt
-        stamp += 1
-    return times
+def topological_times(events: Iterable[dict[str, Any]]) -> list[int | None]:
+    """The Kahn timestamp of each event (None for events that are not work)."""
+    orderer = Orderer()
+    return [orderer.stamp(e) for e in events]

@@ -165,21 +165,42 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield pending
 
 
-def read_trace(path: str | Path) -> Trace:
-    """Read a whole trace.  A truncated last line (a crash mid-write) is dropped with a warning;
-    any other bad line, a missing `meta` or an unknown major version is a `TraceError`."""
+def open_trace(path: str | Path) -> tuple[Trace, Iterator[dict[str, Any]]]:
+    """The trace's header (meta, sidecar access) and an iterator over its events, read lazily so
+    a run of millions of events is never held as dictionaries.  The iterator raises `TraceError`
+    for a bad line and records a cut-off last line in `trace.warnings`."""
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"{path}: no such trace file")
-    events: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    meta: dict[str, Any] | None = None
-    pending_error: str | None = None
-    loads = json.loads
-    number = 0
-    last_complete = True
+    lines = enumerate(_lines(path), 1)
+    meta = None
     try:
-        for number, line in enumerate(_lines(path), 1):
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                raise TraceError(f"{path}:{number}: not a JSON event: {line[:80]!r}") from None
+            if not isinstance(event, dict) or event.get("ev") != "meta":
+                raise TraceError(f"{path}:{number}: the first event must be \"meta\"")
+            meta = _check_version(path, event)
+            break
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if meta is None:
+        raise TraceError(f"{path}: empty trace (no \"meta\" line)")
+    trace = Trace(path, meta, [], [])
+    return trace, _events(path, lines, trace.warnings)
+
+
+def _events(path: Path, lines, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    loads = json.loads
+    pending_error: str | None = None
+    last_complete = True
+    number = 0
+    try:
+        for number, line in lines:
             if pending_error is not None:
                 raise TraceError(pending_error)
             if not line.strip():
@@ -193,21 +214,21 @@ def read_trace(path: str | Path) -> Trace:
                 continue
             if not isinstance(event, dict) or "ev" not in event:
                 raise TraceError(f"{path}:{number}: not an event (no \"ev\" field)")
-            if meta is None:
-                if event["ev"] != "meta":
-                    raise TraceError(f"{path}:{number}: the first event must be \"meta\", found {event['ev']!r}")
-                meta = _check_version(path, event)
-                continue
-            events.append(event)
+            yield event
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     if pending_error is not None:
         if last_complete:
             raise TraceError(pending_error)
         warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
-    if meta is None:
-        raise TraceError(f"{path}: empty trace (no \"meta\" line)")
-    return Trace(path, meta, events, warnings)
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read a whole trace.  A truncated last line (a crash mid-write) is dropped with a warning;
+    any other bad line, a missing `meta` or an unknown major version is a `TraceError`."""
+    trace, events = open_trace(path)
+    trace.events = list(events)
+    return trace
 
 
 def _check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
