@@ -216,6 +216,40 @@ def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold
     sys.exit(1 if result.findings and not exit_zero else 0)
 
 
+@main.command()
+@click.argument("trace", type=click.Path(exists=True, dir_okay=False))
+@click.option("--perfetto", "perfetto_out", type=click.Path(dir_okay=False),
+              help="Write a Chrome-trace JSON timeline (open it in ui.perfetto.dev).")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False),
+              help="Write memory over time (.png or .svg; needs matplotlib: pip install 'gpulint[report]').")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Objects to list.")
+def report(trace, perfetto_out, plot_out, top) -> None:
+    """Peak memory, what-if savings, the pool plan, top objects and findings of a recorded run."""
+    from rich.console import Console
+
+    from gpulint.config import Settings
+    from gpulint.dynamic import report as reporting
+    from gpulint.dynamic.analyze import analyze as analyze_trace
+    from gpulint.dynamic.trace import TraceError
+
+    try:
+        analysis = analyze_trace(trace, Settings(), [c for c in sorted(RULES)])
+    except TraceError as exc:
+        _fail(str(exc))
+    for warning in analysis.warnings:
+        click.echo(f"gpulint: {warning}", err=True)
+    reporting.summary(analysis, Console(), top)
+    if perfetto_out:
+        count = reporting.perfetto(analysis, Path(perfetto_out))
+        click.echo(f"gpulint: wrote {perfetto_out} ({count} trace events; open it in https://ui.perfetto.dev)", err=True)
+    if plot_out:
+        try:
+            reporting.plot(analysis, Path(plot_out))
+        except reporting.PlotUnavailable as exc:
+            _fail(str(exc))
+        click.echo(f"gpulint: wrote {plot_out}", err=True)
+
+
 @main.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:

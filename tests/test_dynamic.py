@@ -319,3 +319,41 @@ def test_confirm_adds_what_only_the_run_shows(tmp_path: Path) -> None:
                           cwd=tmp_path).stdout)
     extra = [f for f in data if f["properties"].get("confirmation") == "trace-only"]
     assert [(f["code"], f["properties"]["accessed_percent"]) for f in extra] == [("GL008", 12.5)]
+
+
+def test_report_summary_perfetto_and_plot(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    trace = repo / "examples/trace/heat.jsonl"
+    out = run("report", str(trace), "--perfetto", str(tmp_path / "t.json"), cwd=tmp_path)
+    assert out.exit_code == 0, out.output
+    for text in ("Peak device memory", "actual peak", "8.0 MiB", "offset plan", "best-fit allocator", "Largest objects",
+                 "Findings by peak saved", "GL008"):
+        assert text in out.stdout, text
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "stream 0" in names and any(n.startswith("cudaMalloc#2") for n in names)
+    assert {e["cat"] for e in events if e["ph"] == "X"} >= {"launch", "alloc", "free", "copy", "live"}
+    assert {e["name"] for e in events if e["ph"] == "i"} == {"GL001", "GL002", "GL008"}
+    worked = write_events(tmp_path / "w.jsonl", worked_example())
+    assert run("report", str(worked), "--perfetto", str(tmp_path / "w.json"), cwd=tmp_path).exit_code == 0
+    idle = [e for e in json.loads((tmp_path / "w.json").read_text())["traceEvents"] if e.get("cat") == "idle"]
+    assert idle and all(e["dur"] > 0 for e in idle)
+    pytest.importorskip("matplotlib")
+    plotted = run("report", str(trace), "--plot", str(tmp_path / "m.svg"), cwd=tmp_path)
+    assert plotted.exit_code == 0 and (tmp_path / "m.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    repo = Path(__file__).resolve().parents[1]
+    out = run("report", str(repo / "examples/trace/heat.jsonl"), "--plot", str(tmp_path / "m.png"), cwd=tmp_path)
+    assert out.exit_code == 2 and "pip install 'gpulint[report]'" in out.output

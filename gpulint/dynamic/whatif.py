@@ -27,6 +27,10 @@ class Peaks:
     actual_at: int  # Kahn time of the peak
     all_fixed: int
     lower_bound: int  # tight liveness: every object live exactly from its first to its last access
+    # Live bytes over time (segment starts), as run and with every finding fixed: for plots.
+    times: np.ndarray | None = None
+    live: np.ndarray | None = None
+    live_fixed: np.ndarray | None = None
 
 
 def lifetimes(run: Run) -> dict[int, Interval]:
@@ -87,6 +91,14 @@ class Profile:
             return 0, 0
         i = int(np.argmax(self.live))
         return int(self.live[i]), int(self.bounds[i])
+
+    def with_changes(self, changes: list[tuple[Interval, int]]) -> np.ndarray:
+        """The whole live-bytes curve with `changes` applied."""
+        delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
+        for (s, e, size), sign in changes:
+            delta[np.searchsorted(self.bounds, s)] += sign * size
+            delta[np.searchsorted(self.bounds, e)] -= sign * size
+        return self.live + np.cumsum(delta[:-1])
 
     def peak_with(self, changes: list[tuple[Interval, int]]) -> int:
         """The peak after adding `sign * bytes` over each interval (remove: -1, add: +1)."""
@@ -219,10 +231,11 @@ def annotate(run: Run, findings: list[Finding]) -> Peaks:
         if change is not None:
             every.append(change)
     all_fixed = profile.peak_with(_signed(intervals, every)) if every else actual
+    fixed_curve = profile.with_changes(_signed(intervals, every)) if every else profile.live
     tight = {}
     for obj, (start, end, size) in intervals.items():
         span = spans[obj]
         if span is not None:
             tight[obj] = (span[0], span[1] + 1, size)
     lower = Profile(tight, []).peak[0]
-    return Peaks(actual, at, min(all_fixed, actual), min(lower, actual))
+    return Peaks(actual, at, min(all_fixed, actual), min(lower, actual), profile.bounds, profile.live, fixed_curve)

@@ -1,0 +1,154 @@
+"""`gpulint report TRACE`: a terminal summary (peak, what-if, pool plan, top objects, findings),
+a Perfetto / Chrome-trace timeline, and a memory-over-time plot."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpulint.dynamic.analyze import Analysis
+from gpulint.dynamic.planner import Planning, Simulation, alloc_free_sequence, best_fit_pool, plan
+from gpulint.dynamic.whatif import lifetimes
+from gpulint.findings import human_bytes
+from gpulint.history import Op
+
+
+def planning(analysis: Analysis) -> tuple[Planning, Simulation]:
+    spans = lifetimes(analysis.run)
+    return plan(spans), best_fit_pool(alloc_free_sequence(spans))
+
+
+def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
+    """Rich tables: the peaks, the pool plan, the largest objects, the findings by saving."""
+    from rich.table import Table
+
+    peaks = analysis.peaks
+    pool_plan, simulation = planning(analysis)
+    meta = analysis.run.trace.meta
+    console.print(f"[bold]{' '.join(meta.get('argv') or ['?'])}[/bold] on {meta.get('device') or 'an unknown device'} "
+                  f"({meta.get('collector', '?')} collector)")
+    table = Table(title="Peak device memory", show_header=True)
+    table.add_column("what")
+    table.add_column("bytes", justify="right")
+    table.add_column("vs. actual", justify="right")
+    rows = [("actual peak", peaks.actual),
+            ("with every finding fixed", peaks.all_fixed),
+            ("tight liveness (lower bound for lifetime fixes)", peaks.lower_bound),
+            (f"offset plan, one pool ({pool_plan.best.strategy})", pool_plan.best.pool_bytes),
+            ("best-fit allocator needs", simulation.pool_bytes)]
+    for label, value in rows:
+        share = f"{100 * value / peaks.actual:.1f}%" if peaks.actual else "-"
+        table.add_row(label, human_bytes(value), share)
+    console.print(table)
+    console.print(f"best-fit fragmentation overhead: {human_bytes(simulation.overhead)} over the aggregate peak "
+                  f"({simulation.restarts} restarts); plan strategies: "
+                  + ", ".join(f"{p.strategy} {human_bytes(p.pool_bytes)}" for p in pool_plan.all))
+
+    objects = Table(title=f"Largest objects (top {top})")
+    for column in ("object", "bytes", "allocated at", "lifetime (launch steps)", "findings"):
+        objects.add_column(column, justify="right" if column in ("bytes", "lifetime (launch steps)") else "left")
+    codes: dict[int, list[str]] = {}
+    for f in analysis.findings:
+        if f.properties.get("object_id") is not None:
+            codes.setdefault(f.properties["object_id"], []).append(f.code)
+    spans = lifetimes(analysis.run)
+    for obj, h in sorted(analysis.run.by_obj.items(), key=lambda kv: -(kv[1].bytes or 0))[:top]:
+        start, end, _ = spans.get(obj, (h.alloc.t, h.alloc.t, 0))
+        loc = h.alloc.location
+        objects.add_row(h.name, human_bytes(h.bytes or 0), f"{loc.path}:{loc.row}", str(end - start),
+                        " ".join(sorted(set(codes.get(obj, [])))))
+    console.print(objects)
+
+    findings = Table(title="Findings by peak saved")
+    for column in ("rule", "where", "object", "saves", "message"):
+        findings.add_column(column, overflow="fold")
+    for f in analysis.findings[: max(top * 2, 20)]:
+        saved = f.properties.get("peak_saved_bytes", 0)
+        findings.add_row(f.code, f"{f.location.path}:{f.location.row}", f.obj or "",
+                         f"{human_bytes(saved)} ({f.properties.get('peak_saved_percent', 0)}%)" if saved else "-",
+                         f.message)
+    console.print(findings)
+    if len(analysis.findings) > max(top * 2, 20):
+        console.print(f"... and {len(analysis.findings) - max(top * 2, 20)} more (`gpulint analyze` lists all)")
+
+
+def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
+    """A Chrome-trace JSON (ui.perfetto.dev, chrome://tracing): a track per stream with its API
+    slices, a track per object with live and idle slices, findings as instant events.  One
+    launch step of the topological order is drawn as 1 ms.  Returns the number of trace events."""
+    step = 1000  # microseconds per Kahn step
+    out: list[dict[str, Any]] = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "streams"}},
+                                 {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "objects"}}]
+    timeline = analysis.run.unit.timelines[0]
+    streams: set = set()
+    for e in timeline.events:
+        if e.op is Op.EXIT:
+            continue
+        stream = e.stream or 0
+        streams.add(stream)
+        out.append({"ph": "X", "pid": 1, "tid": stream, "ts": e.t * step, "dur": step, "name": e.api,
+                    "cat": e.op.value, "args": {"at": f"{e.location.path}:{e.location.row}"}})
+    for stream in sorted(streams, key=str):
+        out.append({"ph": "M", "pid": 1, "tid": stream, "name": "thread_name", "args": {"name": f"stream {stream}"}})
+    spans = lifetimes(analysis.run)
+    chosen = sorted(analysis.run.by_obj.items(), key=lambda kv: -(kv[1].bytes or 0))[:max_objects]
+    for tid, (obj, h) in enumerate(sorted(chosen, key=lambda kv: kv[1].alloc.t), start=1):
+        start, end, size = spans.get(obj, (h.alloc.t, h.alloc.t + 1, h.bytes or 0))
+        out.append({"ph": "M", "pid": 2, "tid": tid, "name": "thread_name",
+                    "args": {"name": f"{h.name} @ {h.alloc.location.path}:{h.alloc.location.row}"}})
+        out.append({"ph": "X", "pid": 2, "tid": tid, "ts": start * step, "dur": max(1, end - start) * step,
+                    "name": f"live {human_bytes(size)}", "cat": "live", "args": {"bytes": size}})
+        uses = h.use_spans()
+        for before, after in zip(uses, uses[1:]):
+            if after.start - before.end > 1:
+                out.append({"ph": "X", "pid": 2, "tid": tid, "ts": (before.end + 1) * step,
+                            "dur": (after.start - before.end - 1) * step, "name": "idle", "cat": "idle"})
+        for f in analysis.findings:
+            if f.properties.get("object_id") == obj:
+                out.append({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": start * step, "name": f.code,
+                            "cat": "finding", "args": {"message": f.message,
+                                                       "peak_saved_bytes": f.properties.get("peak_saved_bytes", 0)}})
+    path.write_text(json.dumps({"traceEvents": out, "displayTimeUnit": "ms",
+                                "otherData": {"gpulint": "1 ms = one step of the topological launch order"}}))
+    return len(out)
+
+
+class PlotUnavailable(Exception):
+    """matplotlib is not installed."""
+
+
+def plot(analysis: Analysis, path: Path, top: int = 8) -> None:
+    """Memory over (topological) time: the largest objects stacked, the rest as one band, and the
+    all-fixed what-if curve."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise PlotUnavailable("--plot needs matplotlib: pip install 'gpulint[report]'") from exc
+    import numpy as np
+
+    peaks = analysis.peaks
+    times = peaks.times if peaks.times is not None else np.array([0])
+    spans = lifetimes(analysis.run)
+    largest = sorted(spans.items(), key=lambda kv: -kv[1][2])[:top]
+    layers = []
+    for obj, (start, end, size) in largest:
+        layers.append(np.where((times >= start) & (times < end), size, 0))
+    total = peaks.live if peaks.live is not None else np.zeros_like(times)
+    rest = total - (np.sum(layers, axis=0) if layers else 0)
+    fig, ax = plt.subplots(figsize=(10, 5))
+    labels = [analysis.run.by_obj[obj].name for obj, _ in largest] + ["other objects"]
+    ax.stackplot(times, *[layer / 2**20 for layer in layers], rest / 2**20, labels=labels, step="post", alpha=0.8)
+    if peaks.live_fixed is not None:
+        ax.step(times, peaks.live_fixed / 2**20, where="post", color="black", linestyle="--",
+                label=f"every finding fixed (peak {human_bytes(peaks.all_fixed)})")
+    ax.set_xlabel("topological launch order")
+    ax.set_ylabel("live device memory (MiB)")
+    ax.set_title(f"peak {human_bytes(peaks.actual)}; fixed {human_bytes(peaks.all_fixed)}; "
+                 f"tight liveness {human_bytes(peaks.lower_bound)}")
+    ax.legend(loc="upper left", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
