@@ -357,3 +357,21 @@ def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch) -
     repo = Path(__file__).resolve().parents[1]
     out = run("report", str(repo / "examples/trace/heat.jsonl"), "--plot", str(tmp_path / "m.png"), cwd=tmp_path)
     assert out.exit_code == 2 and "pip install 'gpulint[report]'" in out.output
+
+
+def test_peak_with_matches_a_brute_force_sweep() -> None:
+    import random
+
+    from gpulint.dynamic.whatif import Profile
+
+    rng = random.Random(7)
+    for _ in range(100):
+        intervals = {i: (s := rng.randint(0, 50), s + rng.randint(1, 30), rng.randint(1, 100))
+                     for i in range(rng.randint(1, 30))}
+        changes = [[((s := rng.randint(0, 80), s + rng.randint(1, 20), rng.randint(1, 100)), rng.choice([-1, 1]))
+                    for _ in range(rng.randint(1, 4))] for _ in range(4)]
+        profile = Profile(intervals, [x for change in changes for (s, e, _), _ in change for x in (s, e)])
+        for change in changes:
+            every = list(intervals.values()) + [(s, e, sign * size) for (s, e, size), sign in change]
+            brute = max(0, max(sum(size for s, e, size in every if s <= t < e) for t in range(120)))
+            assert profile.peak_with(change) == brute

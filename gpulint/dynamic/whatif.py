@@ -84,6 +84,7 @@ class Profile:
         self.live = np.cumsum(delta[:-1])
         self.prefix_max = np.maximum.accumulate(self.live) if len(self.live) else self.live
         self.suffix_max = np.maximum.accumulate(self.live[::-1])[::-1] if len(self.live) else self.live
+        self._table: list[np.ndarray] | None = None
 
     @property
     def peak(self) -> tuple[int, int]:
@@ -100,25 +101,46 @@ class Profile:
             delta[np.searchsorted(self.bounds, e)] -= sign * size
         return self.live + np.cumsum(delta[:-1])
 
+    def _range_max(self, lo: int, hi: int) -> int:
+        """max(live[lo:hi]) through a sparse table built on first use: O(1) per query, so a
+        what-if per finding costs the same however long the object lived."""
+        if self._table is None:
+            table = [self.live]
+            width = 1
+            while width * 2 <= len(self.live):
+                previous = table[-1]
+                table.append(np.maximum(previous[:-width], previous[width:]))
+                width *= 2
+            self._table = table
+        level = (hi - lo).bit_length() - 1
+        row = self._table[level]
+        return int(max(row[lo], row[hi - (1 << level)]))
+
     def peak_with(self, changes: list[tuple[Interval, int]]) -> int:
         """The peak after adding `sign * bytes` over each interval (remove: -1, add: +1)."""
         if not changes or not len(self.live):
             return self.peak[0]
-        starts = np.array([c[0][0] for c in changes], dtype=np.int64)
-        ends = np.array([c[0][1] for c in changes], dtype=np.int64)
-        amounts = np.array([c[1] * c[0][2] for c in changes], dtype=np.int64)
-        first = np.searchsorted(self.bounds, starts)
-        last = np.searchsorted(self.bounds, ends)
-        lo, hi = int(first.min()), int(last.max())
-        delta = np.zeros(hi - lo + 1, dtype=np.int64)
-        np.add.at(delta, first - lo, amounts)
-        np.add.at(delta, last - lo, -amounts)
-        window = self.live[lo:hi] + np.cumsum(delta)[:-1]
-        best = int(window.max()) if len(window) else 0
-        if lo > 0:
-            best = max(best, int(self.prefix_max[lo - 1]))
+        starts = np.searchsorted(self.bounds, np.array([c[0][0] for c in changes], dtype=np.int64))
+        ends = np.searchsorted(self.bounds, np.array([c[0][1] for c in changes], dtype=np.int64))
+        steps: dict[int, int] = {}
+        for (interval, sign), a, b in zip(changes, starts.tolist(), ends.tolist()):
+            if b > a:
+                amount = sign * interval[2]
+                steps[a] = steps.get(a, 0) + amount
+                steps[b] = steps.get(b, 0) - amount
+        if not steps:
+            return self.peak[0]
+        points = sorted(steps)
+        lo, hi = points[0], min(points[-1], len(self.live))
+        best = int(self.prefix_max[lo - 1]) if lo > 0 else 0
         if hi < len(self.live):
             best = max(best, int(self.suffix_max[hi]))
+        delta = 0
+        for p, q in zip(points, points[1:]):
+            delta += steps[p]
+            q = min(q, len(self.live))
+            if q > p:
+                best = max(best, self._range_max(p, q) + delta)
         return best
 
 

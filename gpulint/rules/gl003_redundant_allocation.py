@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import bisect
+
 from collections import defaultdict
 from typing import Iterator
 
@@ -67,6 +69,17 @@ def redundant_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding
         yield from _one_pass(objects, tolerance)
 
 
+def _size_key(h: ObjectHistory) -> tuple:
+    return ("bytes", h.size.value) if h.size.value is not None else ("expr", h.size.expr)
+
+
+def _compatible_keys(keys: list[tuple], objects: list[ObjectHistory], tolerance: float) -> dict[tuple, list[tuple]]:
+    """For each size, the sizes within the tolerance of it (symbolic sizes: only themselves)."""
+    sizes = {_size_key(h): h.size for h in objects}
+    return {a: [b for b in keys if b == a or (a[0] == b[0] == "bytes" and sizes[a].same_as(sizes[b], tolerance))]
+            for a in sizes}
+
+
 def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Finding]:
     spans: dict[int, tuple[UseSpan, UseSpan]] = {}
     entries: list[tuple[int, int, int, ObjectHistory]] = []
@@ -76,36 +89,45 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
         entries.append((s[0].start, 0, h.alloc.t, h))  # its first use
         entries.append((s[-1].end, 1, h.alloc.t, h))  # its last use; on ties a "last" sorts after a "first"
     entries.sort(key=lambda e: (e[0], e[1], e[2]))
-    state = {id(h): "initial" for h in objects}
-    reused: set[int] = set()
+    # Walking from the tail, the objects still Initial are exactly those whose "last" entry lies
+    # left of the current position; they are kept per size (sorted positions), so the nearest
+    # candidate of a compatible size is a bisection away instead of a scan over every object.
+    buckets: dict[tuple, list[int]] = defaultdict(list)
+    for position, (_, kind, _, h) in enumerate(entries):
+        if kind == 1:
+            buckets[_size_key(h)].append(position)
+    compatible = _compatible_keys(list(buckets), objects, tolerance)
     for index in range(len(entries) - 1, -1, -1):
         t, kind, _, h = entries[index]
         if kind == 1:
-            state[id(h)] = "in use"
             continue
-        state[id(h)] = "done"
-        # The nearest object to the left whose last use precedes this first use.
-        for j in range(index - 1, -1, -1):
-            tj, kj, _, other = entries[j]
-            if kj != 1 or state[id(other)] != "initial" or id(other) in reused or other is h:
-                continue
-            if tj >= t:
-                continue
-            if not h.size.same_as(other.size, tolerance) or not _still_allocated(other, h):
-                continue
-            reused.add(id(other))
-            first_use = spans[id(h)][0].first.event
-            last_use = spans[id(other)][1].last.event
-            free = other.first_free()
-            freed = f"freed at line {free.location.row}" if free is not None else "never freed"
-            message = (f"`{h.name}` ({_size_text(h)}) could reuse `{other.name}`'s buffer: `{other.name}` is last used by "
-                       f"{what(last_use)} at line {last_use.location.row}, before the first use of `{h.name}` by "
-                       f"{what(first_use)} at line {first_use.location.row}, and is still allocated ({freed})")
-            related = [
-                Related(f"`{other.name}` is allocated here", other.alloc.location),
-                Related(f"last use of `{other.name}`: {what(last_use)}", last_use.location),
-                Related(f"first use of `{h.name}`: {what(first_use)}", first_use.location),
-            ]
-            extra = {"reuses_object_id": other.obj_id} if other.obj_id is not None else {}
-            yield make("GL003", h.alloc.location, message, h, related, reuses=other.name, **extra)
-            break
+        choice = None
+        for key in compatible[_size_key(h)]:
+            positions = buckets[key]
+            j = bisect.bisect_left(positions, index) - 1
+            while j >= 0:
+                tj, _, _, other = entries[positions[j]]
+                if tj < t and other is not h and h.size.same_as(other.size, tolerance) and _still_allocated(other, h):
+                    break
+                j -= 1
+            if j >= 0 and (choice is None or positions[j] > choice[0]):
+                choice = (positions[j], key, j)
+        if choice is None:
+            continue
+        position, key, j = choice
+        del buckets[key][j]  # chosen for reuse: never again
+        other = entries[position][3]
+        first_use = spans[id(h)][0].first.event
+        last_use = spans[id(other)][1].last.event
+        free = other.first_free()
+        freed = f"freed at line {free.location.row}" if free is not None else "never freed"
+        message = (f"`{h.name}` ({_size_text(h)}) could reuse `{other.name}`'s buffer: `{other.name}` is last used by "
+                   f"{what(last_use)} at line {last_use.location.row}, before the first use of `{h.name}` by "
+                   f"{what(first_use)} at line {first_use.location.row}, and is still allocated ({freed})")
+        related = [
+            Related(f"`{other.name}` is allocated here", other.alloc.location),
+            Related(f"last use of `{other.name}`: {what(last_use)}", last_use.location),
+            Related(f"first use of `{h.name}`: {what(first_use)}", first_use.location),
+        ]
+        extra = {"reuses_object_id": other.obj_id} if other.obj_id is not None else {}
+        yield make("GL003", h.alloc.location, message, h, related, reuses=other.name, **extra)
