@@ -47,24 +47,28 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             # used only where its name is.)
             continue
         spans = h.use_spans()
-        gaps = []
-        for before, after in zip(spans, spans[1:]):
-            if exclusive(before.last.event, after.first.event):
-                continue  # uses in different arms of one branch are not consecutive on any path
-            gap = h.timeline.launches_between(before.end, after.start, before.last.event, after.first.event)
-            if gap.distance >= threshold:
-                gaps.append((gap.distance, before, after, gap))
+        pairs = [(before, after) for before, after in zip(spans, spans[1:])
+                 # uses in different arms of one branch are not consecutive on any path
+                 if not exclusive(before.last.event, after.first.event)]
+        if not pairs:
+            continue
+        if any(b.last.event.guards or a.first.event.guards for b, a in pairs):
+            counts = [h.timeline.launches_between(b.end, a.start, b.last.event, a.first.event).distance for b, a in pairs]
+        else:  # no branches (every run): count all gaps in one go
+            counts = h.timeline.launch_counts([(b.end, a.start) for b, a in pairs])
+        gaps = [(n, b, a) for n, (b, a) in zip(counts, pairs) if n >= threshold]
         if not gaps:
             continue
-        distance, before, after, gap = max(gaps, key=lambda g: g[0])  # the first of the longest
+        distance, before, after = max(gaps, key=lambda g: g[0])  # the first of the longest
         a, b = before.last.event, after.first.event
+        gap = h.timeline.launches_between(before.end, after.start, a, b)
         message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at line "
                    f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
         if len(gaps) > 1:
             message += f" ({len(gaps)} idle gaps in all)"
         related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
                    Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
-        for _, other_before, other_after, _ in islice((g for g in gaps if g[1] is not before), 3):
+        for _, other_before, other_after in islice((g for g in gaps if g[1] is not before), 3):
             related.append(Related(f"`{h.name}` is also idle after {what(other_before.last.event)} until "
                                    f"{what(other_after.first.event)}", other_after.first.event.location))
         # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
