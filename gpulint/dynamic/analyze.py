@@ -2,6 +2,7 @@
 only a run can show), each with the peak bytes its fix would save, ranked by that saving."""
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,19 @@ class Analysis:
 
 
 def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
+    # A run's histories are millions of small objects that all stay alive: the cyclic collector
+    # would rescan them again and again (quadratic in the trace's length) for nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(path, settings, codes)
+    finally:
+        gc.freeze()  # what was built stays alive: keep later collections from rescanning it
+        if enabled:
+            gc.enable()
+
+
+def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
     trace, events = open_trace(path)
     run = build_run(trace, events)
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)

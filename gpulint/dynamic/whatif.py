@@ -96,9 +96,12 @@ class Profile:
     def with_changes(self, changes: list[tuple[Interval, int]]) -> np.ndarray:
         """The whole live-bytes curve with `changes` applied."""
         delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
-        for (s, e, size), sign in changes:
-            delta[np.searchsorted(self.bounds, s)] += sign * size
-            delta[np.searchsorted(self.bounds, e)] -= sign * size
+        if changes:
+            starts = np.searchsorted(self.bounds, np.array([c[0][0] for c in changes], dtype=np.int64))
+            ends = np.searchsorted(self.bounds, np.array([c[0][1] for c in changes], dtype=np.int64))
+            amounts = np.array([sign * size for (_, _, size), sign in changes], dtype=np.int64)
+            np.add.at(delta, starts, amounts)
+            np.add.at(delta, ends, -amounts)
         return self.live + np.cumsum(delta[:-1])
 
     def _range_max(self, lo: int, hi: int) -> int:
@@ -130,6 +133,8 @@ class Profile:
                 steps[b] = steps.get(b, 0) - amount
         if not steps:
             return self.peak[0]
+        if len(steps) > 64:  # many windows (an object idle in hundreds of gaps): one vectorised pass
+            return int(self.with_changes(changes).max())
         points = sorted(steps)
         lo, hi = points[0], min(points[-1], len(self.live))
         best = int(self.prefix_max[lo - 1]) if lo > 0 else 0

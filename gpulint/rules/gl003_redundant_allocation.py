@@ -69,6 +69,50 @@ def redundant_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding
         yield from _one_pass(objects, tolerance)
 
 
+def _release_time(h: ObjectHistory) -> float:
+    """When the buffer is released: the first free that always runs, never for none."""
+    free = h.first_free()
+    if free is not None:
+        return float(free.t)
+    return float("inf") if not h.frees else -1.0  # only conditionally freed: do not guess
+
+
+class _MaxTree:
+    """Maxima over positions, with point updates and "rightmost position < end whose value is
+    above a threshold" queries."""
+
+    def __init__(self, values: list[float]) -> None:
+        size = 1
+        while size < max(1, len(values)):
+            size *= 2
+        self.size = size
+        self.tree = [-1.0] * (2 * size)
+        self.tree[size:size + len(values)] = values
+        for i in range(size - 1, 0, -1):
+            self.tree[i] = max(self.tree[2 * i], self.tree[2 * i + 1])
+
+    def set(self, i: int, value: float) -> None:
+        i += self.size
+        self.tree[i] = value
+        i //= 2
+        while i:
+            self.tree[i] = max(self.tree[2 * i], self.tree[2 * i + 1])
+            i //= 2
+
+    def rightmost_above(self, end: int, threshold: float) -> int:
+        """The largest position < `end` whose value is > `threshold`, or -1."""
+        return self._search(1, 0, self.size, end, threshold)
+
+    def _search(self, node: int, lo: int, hi: int, end: int, threshold: float) -> int:
+        if lo >= end or self.tree[node] <= threshold:
+            return -1
+        if hi - lo == 1:
+            return lo
+        mid = (lo + hi) // 2
+        found = self._search(2 * node + 1, mid, hi, end, threshold)
+        return found if found >= 0 else self._search(2 * node, lo, mid, end, threshold)
+
+
 def _size_key(h: ObjectHistory) -> tuple:
     return ("bytes", h.size.value) if h.size.value is not None else ("expr", h.size.expr)
 
@@ -96,6 +140,10 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
     for position, (_, kind, _, h) in enumerate(entries):
         if kind == 1:
             buckets[_size_key(h)].append(position)
+    # Per bucket, the time each object's buffer is released (a segment tree of maxima), so the
+    # nearest candidate still allocated when the new object is allocated is found in O(log n).
+    released = {key: _MaxTree([_release_time(entries[p][3]) for p in positions])
+                for key, positions in buckets.items()}
     compatible = _compatible_keys(list(buckets), objects, tolerance)
     for index in range(len(entries) - 1, -1, -1):
         t, kind, _, h = entries[index]
@@ -103,19 +151,21 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
             continue
         choice = None
         for key in compatible[_size_key(h)]:
-            positions = buckets[key]
-            j = bisect.bisect_left(positions, index) - 1
-            while j >= 0:
-                tj, _, _, other = entries[positions[j]]
-                if tj < t and other is not h and h.size.same_as(other.size, tolerance) and _still_allocated(other, h):
+            positions, tree = buckets[key], released[key]
+            j = bisect.bisect_left(positions, index)
+            while True:
+                j = tree.rightmost_above(j, h.alloc.t)
+                if j < 0:
                     break
-                j -= 1
+                other = entries[positions[j]][3]
+                if other is not h and h.size.same_as(other.size, tolerance) and _still_allocated(other, h):
+                    break
             if j >= 0 and (choice is None or positions[j] > choice[0]):
                 choice = (positions[j], key, j)
         if choice is None:
             continue
         position, key, j = choice
-        del buckets[key][j]  # chosen for reuse: never again
+        released[key].set(j, -1.0)  # chosen for reuse: never again
         other = entries[position][3]
         first_use = spans[id(h)][0].first.event
         last_use = spans[id(other)][1].last.event
