@@ -133,13 +133,18 @@ class Profile:
                 steps[b] = steps.get(b, 0) - amount
         if not steps:
             return self.peak[0]
-        if len(steps) > 64:  # many windows (an object idle in hundreds of gaps): one vectorised pass
-            return int(self.with_changes(changes).max())
         points = sorted(steps)
         lo, hi = points[0], min(points[-1], len(self.live))
         best = int(self.prefix_max[lo - 1]) if lo > 0 else 0
         if hi < len(self.live):
             best = max(best, int(self.suffix_max[hi]))
+        if len(points) > 64:  # many windows (an object idle in hundreds of gaps): one vectorised pass
+            delta = np.zeros(hi - lo + 1, dtype=np.int64)
+            where = np.array(points, dtype=np.int64)
+            keep = where <= hi
+            delta[where[keep] - lo] = np.array([steps[p] for p in points], dtype=np.int64)[keep]
+            window = self.live[lo:hi] + np.cumsum(delta)[:-1]
+            return max(best, int(window.max())) if len(window) else best
         delta = 0
         for p, q in zip(points, points[1:]):
             delta += steps[p]
@@ -217,6 +222,32 @@ def _pieces(interval: Interval, remove: list[tuple[int, int]], size: int) -> lis
     return [p for p in pieces if p[1] > p[0] and p[2] > 0]
 
 
+def _merged(windows: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """Windows clipped to [start, end), sorted, overlapping ones merged."""
+    out: list[list[int]] = []
+    for s, e in sorted(windows):
+        s, e = max(s, start), min(e, end)
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _signed_one(intervals: dict[int, Interval], change: Change) -> list[tuple[Interval, int]]:
+    """One fix as signed intervals: its windows removed (whole size), the rest shrunk, extensions
+    added — without cutting the object into pieces."""
+    start, end, size = intervals[change.obj]
+    windows = _merged(change.remove, start, end)
+    out = [((s, e, size), -1) for s, e in windows]
+    if change.shrink_to is not None and change.shrink_to < size:
+        out.append(((start, end, size - change.shrink_to), -1))  # no windows for a shrink
+    out.extend((extra, +1) for extra in change.extend)
+    return out
+
+
 def _signed(intervals: dict[int, Interval], changes: list[Change]) -> list[tuple[Interval, int]]:
     """The changes as intervals to subtract (-1) and add (+1), merged per object so two fixes of
     one object (GL002 and GL005 name the same tail) never remove its bytes twice."""
@@ -252,13 +283,14 @@ def annotate(run: Run, findings: list[Finding]) -> Peaks:
     every: list[Change] = []
     for f in findings:
         change = _change(run, f, intervals, spans)
-        saved = actual - profile.peak_with(_signed(intervals, [change])) if change is not None else 0
+        saved = actual - profile.peak_with(_signed_one(intervals, change)) if change is not None else 0
         f.properties["peak_saved_bytes"] = int(max(saved, 0))
         f.properties["peak_saved_percent"] = round(100.0 * max(saved, 0) / actual, 2) if actual else 0.0
         if change is not None:
             every.append(change)
-    all_fixed = profile.peak_with(_signed(intervals, every)) if every else actual
-    fixed_curve = profile.with_changes(_signed(intervals, every)) if every else profile.live
+    merged = _signed(intervals, every) if every else []
+    fixed_curve = profile.with_changes(merged) if every else profile.live
+    all_fixed = int(fixed_curve.max()) if len(fixed_curve) else actual
     tight = {}
     for obj, (start, end, size) in intervals.items():
         span = spans[obj]
