@@ -93,7 +93,10 @@ class _Sites:
         self.cache: dict[object, Location] = {}
 
     def location(self, site: list | None) -> Location:
-        key = repr(site) if site else None
+        try:
+            key = tuple(map(tuple, site)) if site else None
+        except TypeError:  # frames that are not lists: key by their text
+            key = repr(site)
         found = self.cache.get(key)
         if found is None:
             found = self.cache[key] = _location(site, self.fallback, self.roots)
@@ -171,13 +174,15 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                 target.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
                                             size=sizes[nbytes], offset_zero=offset == 0))
         else:  # launch
-            reads, writes = set(raw.get("reads") or ()), set(raw.get("writes") or ())
-            for obj in reads | writes:
+            reads, writes = raw.get("reads") or (), raw.get("writes") or ()
+            for obj in reads:
                 target = by_obj.get(obj)
-                if target is None:
-                    continue
-                mode = (_BOTH if obj in writes else _READ) if obj in reads else _WRITE
-                target.touches.append(Touch(event, mode, use=True, size=target.size))
+                if target is not None:
+                    target.touches.append(Touch(event, _BOTH if obj in writes else _READ, True, target.size))
+            for obj in writes:
+                target = by_obj.get(obj)
+                if target is not None and obj not in reads:
+                    target.touches.append(Touch(event, _WRITE, True, target.size))
             launches_by_t[raw.get("t")] = event
     timeline.events.sort(key=lambda e: e.t)  # stable: issue order within one timestamp
     end_t = (max((e.t for e in timeline.events), default=0)) + 1

@@ -89,7 +89,10 @@ class Orderer:
             (stream == 0 and ev in _DEFAULT_WORK)
         if barrier and self.last_on_stream:
             before = max(before, max(self.last_on_stream.values()))
-        reads, writes = _objects(event)
+        if ev == "launch":
+            reads, writes = event.get("reads") or (), event.get("writes") or ()
+        else:
+            reads, writes = _objects(event)
         last_write, last_read = self.last_write, self.last_read
         for obj in reads:
             before = max(before, last_write.get(obj, -1))  # RAW
