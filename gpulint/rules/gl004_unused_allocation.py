@@ -72,6 +72,8 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue  # a guard inside a loop: moving the allocation under it would repeat it
         common = set(uses[0].event.guards)
         for touch in uses[1:]:
+            if not common:
+                break  # some use is unguarded (always so in a run's history)
             common &= set(touch.event.guards)
         common = {g for g in common if not any(g == a or g.same_test(a) for a in h.alloc.guards)}
         if not common:

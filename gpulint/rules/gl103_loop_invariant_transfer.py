@@ -45,8 +45,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
     the loop or uses a name that only exists inside it.
     """
     for h in unit.histories:
-        if h.alloc is None or h.kind == "pinned" or h.incomplete:
-            continue
+        if h.alloc is None or h.kind == "pinned" or h.incomplete or not h.timeline.loops:
+            continue  # no loops in its scope (a run's timeline has none): nothing is inside one
         for touch in h.touches:
             event = touch.event
             if event.op is not Op.COPY or event.direction != "h2d" or not event.loops or not touch.definite:
