@@ -1,0 +1,510 @@
+// gpulint's native collector: a Sanitizer-API injection library (CUDA_INJECTION64_PATH) that
+// writes gpulint's trace format v1 (docs/trace-format.md) for an unmodified CUDA program.
+//
+//   GPULINT_TRACE     trace path ("%p" becomes the pid, "%r" the MPI / torchrun rank)
+//   GPULINT_LEVEL     object | access | full
+//   GPULINT_PATCH     the device patch fatbin (access and full levels)
+//   GPULINT_SAMPLE    instrument one launch in N per kernel (access level)
+//   GPULINT_KERNELS   only kernels whose name contains this text (access level)
+//   GPULINT_GRANULARITY  bytes per bitmap bit (default 32)
+//
+// Object level uses callbacks only: allocations and frees (device, async/pool, managed, pinned
+// host), copies and memsets with direction and size, kernel and graph launches with stream and
+// demangled name, synchronisations, event record and wait.  A launch's objects are the
+// allocations its arguments point into (the argument layout comes from cuFuncGetParamInfo).
+// Access level patches global loads/stores, cp.async and TMA bulk copies; the patch marks 32-byte
+// granules in per-launch read/write bitmaps on the GPU, which are read back after the launch.
+// Every event carries the host stack as [module, offset, symbol] frames that `gpulint run`
+// resolves to file:line with DWARF afterwards.
+#include <cuda.h>
+#include <sanitizer.h>
+#include <generated_cuda_meta.h>
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpulint_layout.h"
+
+namespace {
+
+struct Object {
+    uint64_t id;
+    uint64_t size;
+};
+
+struct State {
+    std::mutex lock;
+    FILE* out = nullptr;
+    std::string trace_path;
+    std::atomic<uint64_t> t{0};
+    uint64_t next_obj = 1;
+    std::map<uint64_t, Object> objects;  // base address -> object
+    std::unordered_map<CUstream, int> streams;
+    std::unordered_map<CUevent, uint64_t> events;
+    int level = 0;  // 0 object, 1 access, 2 full
+    uint32_t granularity = 32;
+    uint32_t sample = 1;
+    std::string kernel_filter;
+    std::string patch_path;
+    std::unordered_map<CUfunction, uint64_t> launches_per_kernel;
+    std::unordered_map<CUmodule, bool> patched;
+    std::unordered_map<void*, std::string> symbols;  // return address -> frame text
+    bool device_named = false;
+};
+
+State* state = nullptr;
+
+// Driver entry points, looked up in the libcuda the program already loaded (the tool links no
+// libcuda of its own, so it builds on machines without a driver).
+struct Driver {
+    CUresult (*func_get_param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
+    CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+    CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
+    CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+
+    void load() {
+        void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (!lib) lib = dlopen("libcuda.so.1", RTLD_LAZY);
+        if (!lib) return;
+        func_get_param_info = reinterpret_cast<decltype(func_get_param_info)>(dlsym(lib, "cuFuncGetParamInfo"));
+        ctx_get_device = reinterpret_cast<decltype(ctx_get_device)>(dlsym(lib, "cuCtxGetDevice"));
+        device_get_name = reinterpret_cast<decltype(device_get_name)>(dlsym(lib, "cuDeviceGetName"));
+        device_get_attribute = reinterpret_cast<decltype(device_get_attribute)>(dlsym(lib, "cuDeviceGetAttribute"));
+    }
+} driver;
+thread_local bool in_tool = false;     // the tool's own allocations and copies are not reported
+thread_local void** pending_params = nullptr;  // kernel arguments of the launch being entered
+
+struct ToolScope {
+    bool previous;
+    ToolScope() : previous(in_tool) { in_tool = true; }
+    ~ToolScope() { in_tool = previous; }
+};
+
+std::string json_string(const char* text) {
+    std::string out = "\"";
+    for (const char* p = text ? text : ""; *p; ++p) {
+        unsigned char c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buf[8];
+            snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string demangle(const char* name) {
+    if (!name) return "?";
+    int status = 0;
+    char* plain = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    std::string out = (status == 0 && plain) ? plain : name;
+    free(plain);
+    return out;
+}
+
+// The host stack, innermost first, skipping the tool's and the CUDA libraries' frames is left to
+// the resolver: it knows which files are the user's.  Frames are cached per return address.
+std::string site() {
+    void* frames[48];
+    int n = backtrace(frames, 48);
+    std::string out = "[";
+    bool first = true;
+    for (int i = 1; i < n; ++i) {
+        auto found = state->symbols.find(frames[i]);
+        if (found == state->symbols.end()) {
+            Dl_info info{};
+            std::string text;
+            if (dladdr(frames[i], &info) && info.dli_fname) {
+                uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+                uintptr_t addr = reinterpret_cast<uintptr_t>(frames[i]);
+                char offset[64];
+                snprintf(offset, sizeof offset, "\"0x%lx\"", static_cast<unsigned long>(addr - base));
+                text = "[" + json_string(info.dli_fname) + "," + offset + "," +
+                       json_string(info.dli_sname ? demangle(info.dli_sname).c_str() : "") + "]";
+            }
+            found = state->symbols.emplace(frames[i], text).first;
+        }
+        if (found->second.empty()) continue;
+        if (found->second.find("libgpulint_tool") != std::string::npos) continue;
+        if (!first) out += ",";
+        out += found->second;
+        first = false;
+    }
+    return out + "]";
+}
+
+void emit(const std::string& line) {
+    if (!state->out) return;
+    fputs(line.c_str(), state->out);
+    fputc('\n', state->out);
+    fflush(state->out);  // a program that crashes leaves a trace readable up to the crash
+}
+
+uint64_t next_t() { return ++state->t; }
+
+int stream_id(CUstream stream) {
+    if (stream == nullptr) return 0;
+    auto found = state->streams.find(stream);
+    if (found != state->streams.end()) return found->second;
+    int id = static_cast<int>(state->streams.size()) + 1;
+    state->streams.emplace(stream, id);
+    return id;
+}
+
+// The object containing `address`, or 0.
+uint64_t object_at(uint64_t address) {
+    auto it = state->objects.upper_bound(address);
+    if (it == state->objects.begin()) return 0;
+    --it;
+    return address < it->first + it->second.size ? it->second.id : 0;
+}
+
+// The base address of the object containing `address` (callers know there is one).
+uint64_t base_of(uint64_t address) {
+    auto it = state->objects.upper_bound(address);
+    return it == state->objects.begin() ? address : (--it)->first;
+}
+
+std::string expand_path(const std::string& pattern) {
+    std::string out;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+            out += std::to_string(getpid());
+            ++i;
+        } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
+            const char* rank = getenv("OMPI_COMM_WORLD_RANK");
+            if (!rank) rank = getenv("PMI_RANK");
+            if (!rank) rank = getenv("RANK");
+            out += rank ? rank : "0";
+            ++i;
+        } else {
+            out += pattern[i];
+        }
+    }
+    return out;
+}
+
+std::string command_line() {
+    std::string out = "[";
+    FILE* f = fopen("/proc/self/cmdline", "rb");
+    if (f) {
+        std::string arg;
+        bool first = true;
+        int c;
+        while ((c = fgetc(f)) != EOF) {
+            if (c == 0) {
+                out += (first ? "" : ",") + json_string(arg.c_str());
+                first = false;
+                arg.clear();
+            } else {
+                arg += static_cast<char>(c);
+            }
+        }
+        fclose(f);
+    }
+    return out + "]";
+}
+
+void on_alloc(const Sanitizer_ResourceMemoryData* data, const char* api, bool pinned) {
+    if (in_tool || (data->flags & SANITIZER_MEMORY_FLAG_CG_RUNTIME) || (data->flags & SANITIZER_MEMORY_FLAG_MODULE)) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    uint64_t id = state->next_obj++;
+    state->objects[data->address] = Object{id, data->size};
+    const char* kind = (data->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "cudaMallocManaged" : api;
+    char head[256];
+    snprintf(head, sizeof head, "{\"ev\":\"alloc\",\"t\":%lu,\"obj\":%lu,\"addr\":%lu,\"size\":%lu,\"stream\":%d,\"api\":",
+             static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id),
+             static_cast<unsigned long>(data->address), static_cast<unsigned long>(data->size), stream_id(data->stream));
+    emit(std::string(head) + json_string(kind) + (pinned ? ",\"pinned\":true" : "") + ",\"site\":" + site() + "}");
+}
+
+void on_free(const Sanitizer_ResourceMemoryData* data) {
+    if (in_tool) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    auto it = state->objects.find(data->address);
+    if (it == state->objects.end()) return;
+    uint64_t id = it->second.id;
+    state->objects.erase(it);
+    char head[160];
+    snprintf(head, sizeof head, "{\"ev\":\"free\",\"t\":%lu,\"obj\":%lu,\"stream\":%d,\"site\":",
+             static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id), stream_id(data->stream));
+    emit(std::string(head) + site() + "}");
+}
+
+const char* direction(Sanitizer_MemcpyDirection d) {
+    switch (d) {
+        case SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE: return "h2d";
+        case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_HOST: return "d2h";
+        case SANITIZER_MEMCPY_DIRECTION_DEVICE_TO_DEVICE: return "d2d";
+        case SANITIZER_MEMCPY_DIRECTION_HOST_TO_HOST: return "h2h";
+        default: return "default";
+    }
+}
+
+std::string id_or_null(uint64_t id) { return id ? std::to_string(id) : std::string("null"); }
+
+void on_memcpy(const Sanitizer_MemcpyData* data) {
+    if (in_tool) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    uint64_t dst = object_at(data->dstAddress), src = object_at(data->srcAddress);
+    if (!dst && !src) return;  // host to host, or memory gpulint does not track
+    uint64_t size = data->size ? data->size : data->width * (data->height ? data->height : 1);
+    char head[320];
+    snprintf(head, sizeof head,
+             "{\"ev\":\"memcpy\",\"t\":%lu,\"dst\":%s,\"src\":%s,\"size\":%lu,\"kind\":\"%s\",\"stream\":%d,"
+             "\"dst_offset\":%lu,\"src_offset\":%lu,\"site\":",
+             static_cast<unsigned long>(next_t()), id_or_null(dst).c_str(), id_or_null(src).c_str(),
+             static_cast<unsigned long>(size), direction(data->direction), stream_id(data->apiStream),
+             static_cast<unsigned long>(dst ? data->dstAddress - base_of(data->dstAddress) : 0),
+             static_cast<unsigned long>(src ? data->srcAddress - base_of(data->srcAddress) : 0));
+    emit(std::string(head) + site() + "}");
+}
+
+void on_memset(const Sanitizer_MemsetData* data) {
+    if (in_tool) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    uint64_t obj = object_at(data->address);
+    if (!obj) return;
+    auto it = --state->objects.upper_bound(data->address);
+    uint64_t size = data->width * (data->elementSize ? data->elementSize : 1) * (data->height ? data->height : 1);
+    char head[256];
+    snprintf(head, sizeof head, "{\"ev\":\"memset\",\"t\":%lu,\"obj\":%lu,\"size\":%lu,\"offset\":%lu,\"stream\":%d,\"site\":",
+             static_cast<unsigned long>(next_t()), static_cast<unsigned long>(obj), static_cast<unsigned long>(size),
+             static_cast<unsigned long>(data->address - it->first), stream_id(data->stream));
+    emit(std::string(head) + site() + "}");
+}
+
+// The objects a launch's arguments point into (pointers anywhere inside struct arguments too).
+std::vector<uint64_t> argument_objects(CUfunction function, void** params) {
+    std::vector<uint64_t> found;
+    if (!params) return found;
+    for (size_t index = 0; index < 4096; ++index) {
+        size_t offset = 0, size = 0;
+        if (!driver.func_get_param_info || driver.func_get_param_info(function, index, &offset, &size) != CUDA_SUCCESS)
+            break;
+        const unsigned char* value = static_cast<const unsigned char*>(params[index]);
+        if (!value) continue;
+        for (size_t word = 0; word + 8 <= size; word += 8) {
+            uint64_t candidate;
+            memcpy(&candidate, value + word, 8);
+            uint64_t obj = object_at(candidate);
+            if (obj && std::find(found.begin(), found.end(), obj) == found.end()) found.push_back(obj);
+        }
+    }
+    return found;
+}
+
+std::string id_list(const std::vector<uint64_t>& ids) {
+    std::string out = "[";
+    for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+    return out + "]";
+}
+
+void on_sync(Sanitizer_CallbackId cbid, const Sanitizer_SynchronizeData* data) {
+    if (in_tool) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    char line[160];
+    bool device = cbid == SANITIZER_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED;
+    snprintf(line, sizeof line, "{\"ev\":\"sync\",\"t\":%lu,\"scope\":\"%s\",\"stream\":%d}",
+             static_cast<unsigned long>(next_t()), device ? "device" : "stream", device ? 0 : stream_id(data->stream));
+    emit(line);
+}
+
+void on_event(Sanitizer_CallbackId cbid, const Sanitizer_EventData* data) {
+    if (in_tool) return;
+    if (cbid != SANITIZER_CBID_EVENTS_RECORD && cbid != SANITIZER_CBID_EVENTS_STREAM_WAIT &&
+        cbid != SANITIZER_CBID_EVENTS_SYNCHRONIZE)
+        return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    auto found = state->events.find(data->event);
+    uint64_t id = found != state->events.end() ? found->second : (state->events[data->event] = state->events.size() + 1);
+    char line[200];
+    if (cbid == SANITIZER_CBID_EVENTS_SYNCHRONIZE) {
+        snprintf(line, sizeof line, "{\"ev\":\"sync\",\"t\":%lu,\"scope\":\"event\",\"event\":%lu}",
+                 static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id));
+    } else {
+        snprintf(line, sizeof line, "{\"ev\":\"%s\",\"t\":%lu,\"event\":%lu,\"stream\":%d}",
+                 cbid == SANITIZER_CBID_EVENTS_RECORD ? "event_record" : "event_wait",
+                 static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id), stream_id(data->stream));
+    }
+    emit(line);
+}
+
+void on_graph_launch(const Sanitizer_GraphLaunchData* data) {
+    if (in_tool || data->isGraphUpload) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    char head[200];
+    snprintf(head, sizeof head, "{\"ev\":\"graph_launch\",\"t\":%lu,\"kernel\":\"cudaGraphLaunch\",\"stream\":%d,\"reads\":[],"
+             "\"writes\":[],\"site\":", static_cast<unsigned long>(next_t()), stream_id(data->stream));
+    emit(std::string(head) + site() + "}");
+}
+
+void on_context_created(CUcontext context) {
+    if (state->device_named) return;
+    CUdevice device;
+    char name[256] = "unknown";
+    int major = 0, minor = 0;
+    if (!driver.ctx_get_device) driver.load();
+    if (driver.ctx_get_device && driver.ctx_get_device(&device) == CUDA_SUCCESS) {
+        driver.device_get_name(name, sizeof name, device);
+        driver.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+        driver.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    }
+    std::lock_guard<std::mutex> guard(state->lock);
+    char line[400];
+    snprintf(line, sizeof line, "{\"ev\":\"device\",\"t\":%lu,\"device\":%s,\"compute_capability\":\"%d.%d\"}",
+             static_cast<unsigned long>(state->t.load()), json_string(name).c_str(), major, minor);
+    emit(line);
+    state->device_named = true;
+    (void)context;
+}
+
+#include "gpulint_access.inc"
+
+void SANITIZERAPI callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_CallbackId cbid, const void* cbdata) {
+    switch (domain) {
+        case SANITIZER_CB_DOMAIN_RESOURCE:
+            switch (cbid) {
+                case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
+                    on_context_created(static_cast<const Sanitizer_ResourceContextData*>(cbdata)->context);
+                    break;
+                case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC:
+                    on_alloc(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), "cudaMalloc", false);
+                    break;
+                case SANITIZER_CBID_RESOURCE_MEMORY_ALLOC_ASYNC:
+                    on_alloc(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), "cudaMallocAsync", false);
+                    break;
+                case SANITIZER_CBID_RESOURCE_HOST_MEMORY_ALLOC:
+                    on_alloc(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), "cudaMallocHost", true);
+                    break;
+                case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE:
+                case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC:
+                case SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE:
+                    on_free(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata));
+                    break;
+                case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
+                    gpulint_module_loaded(static_cast<const Sanitizer_ResourceModuleData*>(cbdata)->context,
+                                          static_cast<const Sanitizer_ResourceModuleData*>(cbdata)->module);
+                    break;
+                default:
+                    break;
+            }
+            break;
+        case SANITIZER_CB_DOMAIN_DRIVER_API: {
+            auto* api = static_cast<const Sanitizer_CallbackData*>(cbdata);
+            if (api->callbackSite != SANITIZER_API_ENTER) {
+                pending_params = nullptr;
+                break;
+            }
+            if (cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernel || cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz)
+                pending_params = static_cast<const cuLaunchKernel_params*>(api->functionParams)->kernelParams;
+            else if (cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx ||
+                     cbid == SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz)
+                pending_params = static_cast<const cuLaunchKernelEx_params*>(api->functionParams)->kernelParams;
+            break;
+        }
+        case SANITIZER_CB_DOMAIN_LAUNCH:
+            if (cbid == SANITIZER_CBID_LAUNCH_BEGIN)
+                on_launch_begin(static_cast<const Sanitizer_LaunchData*>(cbdata));
+            else if (cbid == SANITIZER_CBID_LAUNCH_END)
+                on_launch_end(static_cast<const Sanitizer_LaunchData*>(cbdata));
+            break;
+        case SANITIZER_CB_DOMAIN_MEMCPY:
+            on_memcpy(static_cast<const Sanitizer_MemcpyData*>(cbdata));
+            break;
+        case SANITIZER_CB_DOMAIN_MEMSET:
+            on_memset(static_cast<const Sanitizer_MemsetData*>(cbdata));
+            break;
+        case SANITIZER_CB_DOMAIN_SYNCHRONIZE:
+            on_sync(cbid, static_cast<const Sanitizer_SynchronizeData*>(cbdata));
+            break;
+        case SANITIZER_CB_DOMAIN_EVENTS:
+            on_event(cbid, static_cast<const Sanitizer_EventData*>(cbdata));
+            break;
+        case SANITIZER_CB_DOMAIN_GRAPHS:
+            if (cbid == SANITIZER_CBID_GRAPHS_LAUNCH_BEGIN)
+                on_graph_launch(static_cast<const Sanitizer_GraphLaunchData*>(cbdata));
+            break;
+        default:
+            break;
+    }
+}
+
+void finish() {
+    if (!state || !state->out) return;
+    std::lock_guard<std::mutex> guard(state->lock);
+    char line[96];
+    snprintf(line, sizeof line, "{\"ev\":\"end\",\"t\":%lu}", static_cast<unsigned long>(state->t.load()));
+    emit(line);
+    fclose(state->out);
+    state->out = nullptr;
+    if (bits_out) {
+        fclose(bits_out);
+        bits_out = nullptr;
+    }
+}
+
+}  // namespace
+
+extern "C" int InitializeInjection() {
+    // Returning anything but 1 makes the driver unload the library, and the application then
+    // crashes at the first callback (measured; DESIGN §6).
+    if (state) return 1;
+    state = new State();
+    const char* path = getenv("GPULINT_TRACE");
+    state->trace_path = expand_path(path ? path : "gpulint.trace.jsonl");
+    state->out = fopen(state->trace_path.c_str(), "w");
+    if (!state->out) {
+        fprintf(stderr, "gpulint: cannot write the trace %s; the program runs untraced\n", state->trace_path.c_str());
+        return 1;
+    }
+    const char* level = getenv("GPULINT_LEVEL");
+    state->level = !level || !strcmp(level, "object") ? 0 : !strcmp(level, "full") ? 2 : 1;
+    if (const char* g = getenv("GPULINT_GRANULARITY")) state->granularity = static_cast<uint32_t>(atoi(g));
+    if (state->granularity == 0 || (state->granularity & (state->granularity - 1))) state->granularity = 32;
+    if (const char* s = getenv("GPULINT_SAMPLE")) state->sample = static_cast<uint32_t>(atoi(s) > 0 ? atoi(s) : 1);
+    if (const char* k = getenv("GPULINT_KERNELS")) state->kernel_filter = k;
+    if (const char* p = getenv("GPULINT_PATCH")) state->patch_path = p;
+    std::string meta = "{\"ev\":\"meta\",\"version\":1,\"collector\":\"native\",\"argv\":" + command_line() +
+                       ",\"device\":null,\"granularity\":" + std::to_string(state->granularity) + ",\"level\":\"" +
+                       (state->level == 0 ? "object" : state->level == 1 ? "access" : "full") +
+                       "\",\"pid\":" + std::to_string(getpid()) + "}";
+    emit(meta);
+
+    Sanitizer_SubscriberHandle handle;
+    sanitizerSubscribe(&handle, callback, nullptr);
+    const Sanitizer_CallbackDomain domains[] = {SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH,
+                                                SANITIZER_CB_DOMAIN_MEMCPY, SANITIZER_CB_DOMAIN_MEMSET,
+                                                SANITIZER_CB_DOMAIN_SYNCHRONIZE, SANITIZER_CB_DOMAIN_EVENTS,
+                                                SANITIZER_CB_DOMAIN_GRAPHS};
+    for (auto domain : domains) sanitizerEnableDomain(1, handle, domain);
+    // Only the launch entry points of the driver API: their arguments name the objects used.
+    const Sanitizer_CallbackId launches[] = {SANITIZER_CBID_DRIVER_API_cuLaunchKernel,
+                                             SANITIZER_CBID_DRIVER_API_cuLaunchKernel_ptsz,
+                                             SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx,
+                                             SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz};
+    for (auto cbid : launches) sanitizerEnableCallback(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+    atexit(finish);
+    return 1;
+}
