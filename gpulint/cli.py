@@ -250,6 +250,41 @@ def report(trace, perfetto_out, plot_out, top) -> None:
         click.echo(f"gpulint: wrote {plot_out}", err=True)
 
 
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-o", "--output", "trace", default="gpulint.trace.jsonl", show_default=True,
+              help="Trace to write (%p: the pid, %r: the MPI / torchrun rank).")
+@click.option("--level", type=click.Choice(["object", "access", "full"]), default="object", show_default=True,
+              help="object: API callbacks only; access: also per-launch access bitmaps; full: also access counts.")
+@click.option("--sample", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Instrument one launch in N per kernel (access and full levels).")
+@click.option("--kernels", metavar="REGEX", help="Instrument only kernels whose name matches (access and full levels).")
+@click.option("--granularity", type=click.IntRange(min=4), default=32, show_default=True,
+              help="Bytes per bitmap bit (a power of two).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(trace, level, sample, kernels, granularity, command) -> None:
+    """Run a CUDA program with interception and write a trace: gpulint run -- ./app args.
+
+    The program keeps its exit code, output and behaviour. Then `gpulint analyze TRACE` or
+    `gpulint check SRC --confirm TRACE`."""
+    from gpulint.dynamic.collectors.native import build as builder
+    from gpulint.dynamic.collectors.native import runner
+
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        _fail("nothing to run: gpulint run -- ./app args")
+    try:
+        outcome = runner.run(argv, trace, level, sample, kernels, granularity)
+    except builder.Unavailable as exc:
+        _fail(str(exc))
+    except FileNotFoundError as exc:
+        _fail(f"cannot run {argv[0]}: {exc.strerror}")
+    for path in outcome.traces:
+        click.echo(f"gpulint: wrote {path}", err=True)
+    sys.exit(outcome.exit_code)
+
+
 @main.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:

@@ -474,7 +474,13 @@ extern "C" int InitializeInjection() {
     state = new State();
     const char* path = getenv("GPULINT_TRACE");
     state->trace_path = expand_path(path ? path : "gpulint.trace.jsonl");
-    state->out = fopen(state->trace_path.c_str(), "w");
+    // The first process takes the name; others of the same run (MPI ranks, workers, children)
+    // write <name>.<pid> instead of clobbering it.
+    state->out = fopen(state->trace_path.c_str(), "wx");
+    if (!state->out) {
+        state->trace_path += "." + std::to_string(getpid());
+        state->out = fopen(state->trace_path.c_str(), "w");
+    }
     if (!state->out) {
         fprintf(stderr, "gpulint: cannot write the trace %s; the program runs untraced\n", state->trace_path.c_str());
         return 1;

@@ -1,0 +1,142 @@
+"""The native collector's CPU side: it builds with nvcc against the Sanitizer API, host stacks
+resolve through DWARF, raw traces are finished into trace format v1, and without a GPU
+`gpulint run` says what is missing instead of crashing."""
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpulint.config import Settings
+from gpulint.dynamic.analyze import analyze
+from gpulint.dynamic.collectors.native import build as builder
+from gpulint.dynamic.collectors.native.finalize import finalize
+from gpulint.dynamic.collectors.native.symbols import resolve_frame
+from gpulint.dynamic.trace import read_trace
+from gpulint.rules import RULES
+from test_cli import run
+
+STACK_PROGRAM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdint.h>
+#include <stdio.h>
+
+__attribute__((noinline)) void where(void) {
+    void* frames[8];
+    int n = backtrace(frames, 8);
+    for (int i = 1; i < n; ++i) {
+        Dl_info info;
+        if (dladdr(frames[i], &info) && info.dli_fname)
+            printf("%s 0x%lx\n", info.dli_fname, (unsigned long)((uintptr_t)frames[i] - (uintptr_t)info.dli_fbase));
+    }
+}
+
+__attribute__((noinline)) void allocate_buffer(void) {
+    where();
+}
+
+int main(void) {
+    allocate_buffer();
+    return 0;
+}
+"""
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.fixture
+def stack_binary(tmp_path: Path) -> tuple[Path, list[list]]:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc not on PATH")
+    source = tmp_path / "app.c"
+    source.write_text(STACK_PROGRAM)
+    binary = tmp_path / "app"
+    subprocess.run([gcc, "-g", "-O0", "-o", str(binary), str(source), "-ldl"], check=True)
+    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
+    frames = [[module, offset, ""] for module, offset in (line.split() for line in out.splitlines())]
+    return source, frames
+
+
+@pytest.mark.parametrize("pie", [True, False])
+def test_host_stacks_resolve_to_source_lines(tmp_path: Path, pie: bool) -> None:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("gcc not on PATH")
+    source = tmp_path / "app.c"
+    source.write_text(STACK_PROGRAM)
+    binary = tmp_path / "app"
+    subprocess.run([gcc, "-g", "-O0", "-pie" if pie else "-no-pie", "-o", str(binary), str(source), "-ldl"], check=True)
+    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+    resolved = [resolve_frame([module, offset, "f"]) for module, offset in (line.split() for line in out[:2])]
+    assert [(Path(f).name, line) for f, line, _ in resolved] == [
+        ("app.c", line_of(STACK_PROGRAM, "    where();")), ("app.c", line_of(STACK_PROGRAM, "    allocate_buffer();"))]
+    # A module without line information keeps its name, line 0.
+    libc = next(line.split() for line in out if "libc" in line)
+    assert resolve_frame([libc[0], libc[1], "__libc_start_main"])[1] == 0
+
+
+def test_finalize_resolves_stacks_and_moves_bitmaps(tmp_path: Path, stack_binary) -> None:
+    source, frames = stack_binary
+    trace = tmp_path / "run.jsonl"
+    bits = np.zeros(4096 // 32, dtype=bool)
+    bits[:32] = True  # a quarter of 4096 bytes at 32-byte granules
+    words = np.packbits(bits, bitorder="little").view("<u4")
+    (tmp_path / "run.jsonl.bits").write_bytes(words.tobytes())
+    lines = [
+        {"ev": "meta", "version": 1, "collector": "native", "argv": ["./app"], "device": None, "granularity": 32},
+        {"ev": "device", "t": 0, "device": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"},
+        {"ev": "alloc", "t": 1, "obj": 1, "addr": 1 << 32, "size": 4096, "stream": 0, "api": "cudaMalloc",
+         "site": frames},
+        {"ev": "launch", "t": 2, "stream": 0, "kernel": "fill(float*)", "reads": [], "writes": [1], "site": frames},
+        {"ev": "bitmap", "obj": 1, "launch_t": 2, "key": "o1_t2", "granularity": 32, "read": False, "write": True,
+         "raw": {"file": "bits", "read_at": 0, "write_at": 0, "bits": 128}},
+        {"ev": "free", "t": 3, "obj": 1, "stream": 0, "site": frames},
+    ]
+    trace.write_text("".join(json.dumps(e) + "\n" for e in lines) + '{"ev":"launch","t":4,"ker')  # cut by a crash
+    finalize(trace)
+    read = read_trace(trace)
+    assert read.meta["device"] == "NVIDIA H100 80GB HBM3"
+    alloc = read.events[0]
+    assert Path(alloc["site"][0][0]).name == "app.c" and alloc["site"][0][1] == line_of(STACK_PROGRAM, "    where();")
+    assert not Path(str(trace) + ".bits").exists()
+    found = analyze(trace, Settings(), sorted(RULES)).findings
+    over = [f for f in found if f.code == "GL008"]
+    assert [f.properties["accessed_percent"] for f in over] == [25.0]
+    assert over[0].location.path.endswith("app.c")
+
+
+def test_collector_builds_with_nvcc(tmp_path: Path, monkeypatch) -> None:
+    try:
+        chain = builder.toolchain()
+    except builder.Unavailable as exc:
+        pytest.skip(str(exc).split(".")[0])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = builder.build(chain, (9, 0))
+    assert built.tool.is_file() and built.patch.is_file() and built.patch.stat().st_size > 0
+    assert str(tmp_path) in str(built.tool) and f"cuda{chain.version}-sm_90-" in str(built.tool)
+    library = ctypes.CDLL(str(built.tool))  # loads without a driver: libcuda is looked up at run time
+    assert hasattr(library, "InitializeInjection")
+    again = builder.build(chain, (9, 0))
+    assert again.tool.stat().st_mtime_ns == built.tool.stat().st_mtime_ns  # cached, not rebuilt
+
+
+def test_run_without_a_gpu_is_a_clear_error(tmp_path: Path) -> None:
+    try:
+        builder.detect_device()
+        pytest.skip("this machine has a GPU: the GPU tests cover `gpulint run`")
+    except builder.Unavailable:
+        pass
+    result = run("run", "-o", str(tmp_path / "t.jsonl"), "--", "true", cwd=tmp_path)
+    assert result.exit_code == 2 and "NVIDIA" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "t.jsonl").exists()
+    assert run("run", cwd=tmp_path).exit_code == 2  # nothing to run
