@@ -1,0 +1,18 @@
+// GL103: the same weights uploaded on every iteration (static finding; the run confirms it).
+#include "common.h"
+int main() {
+    const int n = 1 << 20;
+    float* h = static_cast<float*>(calloc(n, sizeof(float)));
+    float *w, *x;
+    CHECK(cudaMalloc(&x, n * sizeof(float)));
+    fill<<<blocks(n), 256>>>(x, n);
+    CHECK(cudaMalloc(&w, n * sizeof(float)));
+    for (int it = 0; it < 4; ++it) {
+        CHECK(cudaMemcpy(w, h, n * sizeof(float), cudaMemcpyHostToDevice));  // run: GL103
+        add<<<blocks(n), 256>>>(w, x, n);
+    }
+    CHECK(cudaFree(w));
+    CHECK(cudaFree(x));
+    free(h);
+    return 0;
+}
