@@ -522,7 +522,8 @@ class _FunctionLowering:
                 continue
             if api.is_runtime_api(short) and short not in self.ctx.host_defs:
                 continue
-            contents |= _roots(arg)
+            # A compile-time constant (`const int n = 1 << 20`) passed by value changes nothing.
+            contents |= {root for root in _roots(arg) if root not in self.folder.constants}
 
     def merge_swapped(self, loop: s.Loop) -> None:
         """Names that trade pointers inside a loop may each point to any of their objects."""
