@@ -1,4 +1,4 @@
-// A large matrix multiply in a loop: 1024x1024 SGEMM (shared-memory tiles), 40 iterations.
+// A large matrix multiply in a loop: 2048x2048 SGEMM (shared-memory tiles), 300 iterations.
 #include <cstdio>
 #include <cuda_runtime.h>
 #define T 16
@@ -20,7 +20,7 @@ __global__ void init(float* p, int n, float v) {
     if (i < n) p[i] = v;
 }
 int main() {
-    const int n = 1024;
+    const int n = 2048;
     size_t bytes = size_t(n) * n * sizeof(float);
     float *a, *b, *c;
     cudaMalloc(&a, bytes);
@@ -29,7 +29,7 @@ int main() {
     init<<<n * n / 256, 256>>>(a, n * n, 1.f);
     init<<<n * n / 256, 256>>>(b, n * n, 0.5f);
     dim3 block(T, T), grid(n / T, n / T);
-    for (int it = 0; it < 40; ++it) sgemm<<<grid, block>>>(a, b, c, n);
+    for (int it = 0; it < 300; ++it) sgemm<<<grid, block>>>(a, b, c, n);
     float x;
     cudaMemcpy(&x, c, sizeof x, cudaMemcpyDeviceToHost);
     printf("c[0] = %f\n", x);

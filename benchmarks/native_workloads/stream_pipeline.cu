@@ -1,4 +1,4 @@
-// A multi-stream copy/compute pipeline: 4 streams, 64 chunks of 4 MiB: upload, scale, download.
+// A multi-stream copy/compute pipeline: 4 streams, 2048 chunks of 4 MiB: upload, scale, download.
 #include <cstdio>
 #include <cuda_runtime.h>
 __global__ void work(float* p, int n) {
@@ -6,10 +6,10 @@ __global__ void work(float* p, int n) {
     if (i < n) p[i] = p[i] * 1.5f + 1.f;
 }
 int main() {
-    const int streams = 4, chunks = 64, n = 1 << 20;
+    const int streams = 4, chunks = 2048, n = 1 << 20;
     size_t bytes = size_t(n) * sizeof(float);
     float* host;
-    cudaMallocHost(&host, bytes * chunks);
+    cudaMallocHost(&host, bytes * 64);
     float* dev[streams];
     cudaStream_t s[streams];
     for (int k = 0; k < streams; ++k) {
@@ -18,9 +18,10 @@ int main() {
     }
     for (int c = 0; c < chunks; ++c) {
         int k = c % streams;
-        cudaMemcpyAsync(dev[k], host + size_t(c) * n, bytes, cudaMemcpyHostToDevice, s[k]);
+        size_t at = size_t(c % 64) * n;  // 64 chunks of pinned host memory, reused
+        cudaMemcpyAsync(dev[k], host + at, bytes, cudaMemcpyHostToDevice, s[k]);
         work<<<n / 256, 256, 0, s[k]>>>(dev[k], n);
-        cudaMemcpyAsync(host + size_t(c) * n, dev[k], bytes, cudaMemcpyDeviceToHost, s[k]);
+        cudaMemcpyAsync(host + at, dev[k], bytes, cudaMemcpyDeviceToHost, s[k]);
     }
     cudaDeviceSynchronize();
     printf("host[1] = %f\n", host[1]);

@@ -12,6 +12,8 @@ import glob
 import os
 import signal
 import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +39,19 @@ def prepare() -> builder.Built:
     return builder.build(chain, device.compute_capability)
 
 
+def _phase(name: str, started: float) -> float:
+    """With GPULINT_TIMING=1, say how long each phase of `gpulint run` took (stderr)."""
+    now = time.perf_counter()
+    if os.environ.get("GPULINT_TIMING"):
+        print(f"gpulint: {name} {now - started:.3f} s", file=sys.stderr)
+    return now
+
+
 def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, kernels: str | None = None,
         granularity: int = 32) -> Outcome:
+    started = time.perf_counter()
     built = prepare()
+    started = _phase("device check and build", started)
     env = dict(os.environ)
     env["CUDA_INJECTION64_PATH"] = str(built.tool)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(built.sanitizer_lib), env.get("LD_LIBRARY_PATH")) if p)
@@ -62,11 +74,13 @@ def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, ker
         proc = subprocess.run(argv, env=env)
     finally:
         signal.signal(signal.SIGINT, previous)
+    started = _phase("program", started)
     code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     traces = [Path(p) for p in _matching(target) if p not in before]
     for path in traces:
         if path.is_file():
             finalize(path)
+    _phase("finishing the trace", started)
     return Outcome(code, [p for p in traces if p.is_file()])
 
 
