@@ -8,7 +8,14 @@ import click
 
 from gpulint import __version__
 from gpulint.config import FRONTENDS, ConfigError, Resolver
-from gpulint.rules import RULES
+
+
+def _rules() -> dict:
+    """The rule registry, imported when a command needs it (`gpulint run` does not: its start-up
+    is part of every traced program's wall time)."""
+    from gpulint.rules import RULES
+
+    return RULES
 
 
 def _fail(message: str) -> None:
@@ -49,7 +56,7 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         counts: dict[str, int] = {}
         for f in findings:
             counts[f.code] = counts.get(f.code, 0) + 1
-        rows = [f"{n:>6}  {code}  {RULES[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+        rows = [f"{n:>6}  {code}  {_rules()[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
         _write("".join(row + "\n" for row in rows), output, False)
     else:
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes), output, color)
@@ -62,7 +69,7 @@ def _confirmed(findings: list, trace: str, settings) -> list:
     from gpulint.dynamic.trace import TraceError
 
     try:
-        analysis = analyze_trace(trace, settings, settings.enabled_codes(sorted(RULES)))
+        analysis = analyze_trace(trace, settings, settings.enabled_codes(sorted(_rules())))
     except TraceError as exc:
         _fail(str(exc))
     for warning in analysis.warnings:
@@ -77,9 +84,9 @@ def _confirmed(findings: list, trace: str, settings) -> list:
 
 
 def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
-    threshold_codes = [code for code, r in RULES.items() if r.has_threshold]
+    threshold_codes = [code for code, r in _rules().items() if r.has_threshold]
     try:
-        return Resolver(cli, sorted(RULES), threshold_codes, config_file, isolated)
+        return Resolver(cli, sorted(_rules()), threshold_codes, config_file, isolated)
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -121,7 +128,7 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
     if verbose:
         for line in report.notes:
             click.echo(f"gpulint: {line}", err=True)
-    _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(RULES)), report.files)
+    _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files)
     if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
         sys.exit(2)
     sys.exit(1 if report.findings and not exit_zero else 0)
@@ -202,7 +209,7 @@ def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold
 
     resolver = _resolver({"select": select, "ignore": ignore, "threshold": threshold}, config_file, isolated)
     settings = resolver.base
-    codes = settings.enabled_codes(sorted(RULES))
+    codes = settings.enabled_codes(sorted(_rules()))
     try:
         result = analyze_trace(trace, settings, codes)
     except TraceError as exc:
@@ -233,7 +240,7 @@ def report(trace, perfetto_out, plot_out, top) -> None:
     from gpulint.dynamic.trace import TraceError
 
     try:
-        analysis = analyze_trace(trace, Settings(), [c for c in sorted(RULES)])
+        analysis = analyze_trace(trace, Settings(), [c for c in sorted(_rules())])
     except TraceError as exc:
         _fail(str(exc))
     for warning in analysis.warnings:
@@ -289,7 +296,7 @@ def run(trace, level, sample, kernels, granularity, command) -> None:
 @click.argument("code")
 def rule_cmd(code: str) -> None:
     """Show the documentation of one rule."""
-    found = RULES.get(code.upper()) or next((r for r in RULES.values() if r.name == code.lower()), None)
+    found = _rules().get(code.upper()) or next((r for r in _rules().values() if r.name == code.lower()), None)
     if found is None:
         _fail(f"no rule {code!r}; `gpulint rules` lists them")
     click.echo(f"# {found.code} ({found.name})\n\n{found.summary}.\n\n{found.doc}")
@@ -307,8 +314,8 @@ def rules_cmd() -> None:
     table.add_column("languages")
     table.add_column("needs")
     table.add_column("summary")
-    for code in sorted(RULES):
-        r = RULES[code]
+    for code in sorted(_rules()):
+        r = _rules()[code]
         table.add_row(code, r.name, ", ".join(r.languages), "trace" if r.needs_trace else "source", r.summary)
     # A pipe gets full lines, not a table folded to 80 columns.
     Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160).print(table)

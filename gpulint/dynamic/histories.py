@@ -74,6 +74,12 @@ def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int
 
 
 def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> Location:
+    if site and any(isinstance(f, list) and len(f) > 1 and isinstance(f[1], str) for f in site):
+        # Native frames [module, "0x<offset>", symbol]: resolved through DWARF here, once per
+        # distinct stack, rather than by `gpulint run` (whose time is the traced program's).
+        from gpulint.dynamic.collectors.native.symbols import resolve_frame
+
+        site = [resolve_frame(f) for f in site]
     frame = user_frame(site, roots)
     if frame is None:
         return Location(fallback, 1, 1)

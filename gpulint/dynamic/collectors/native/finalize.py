@@ -1,6 +1,7 @@
-"""Turn what the injection library wrote into a finished trace: host stacks resolved to
-file:line (DWARF), the raw bitmap words moved into the `.npz` sidecar, the device named in
-`meta`.  Runs after the program exits (or crashes): everything written up to then is kept."""
+"""Turn what the injection library wrote into a finished trace: the raw bitmap words moved into
+the `.npz` sidecar, the device named in `meta`.  Runs after the program exits (or crashes):
+everything written up to then is kept.  Host stacks stay [module, offset, symbol]; analyses
+resolve them to file:line through DWARF when they read the trace."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gpulint.dynamic.collectors.native.symbols import resolve_frame
 from gpulint.dynamic.trace import sidecar_path
 
 
@@ -41,8 +41,6 @@ def finalize(trace: Path) -> int:
                 continue
             if ev == "end":
                 continue
-            if "site" in event:
-                event["site"] = [resolve_frame(frame) for frame in event["site"]]
             if ev == "bitmap" and "raw" in event:
                 raw = event.pop("raw")
                 bits = int(raw.get("bits", 0))
