@@ -39,13 +39,13 @@ def timed(cmd: list[str], env: dict | None = None) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global LIMIT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", help="only programs whose name contains this")
-    parser.add_argument("--limit", type=float, default=LIMIT, help="seconds before a run is cut off [120]")
+    parser.add_argument("--limit", type=float, default=120.0, help="seconds before a run is cut off [120]")
     args = parser.parse_args(argv)
-    global LIMIT
     LIMIT = args.limit
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/compute-sanitizer/compute-sanitizer"
