@@ -139,3 +139,22 @@ def test_run_without_a_gpu_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "NVIDIA" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "t.jsonl").exists()
     assert run("run", cwd=tmp_path).exit_code == 2  # nothing to run
+
+
+def test_object_level_trace_needs_no_finishing(tmp_path: Path, stack_binary) -> None:
+    """What the library writes at object level is already a trace: the device line goes into
+    `meta`, the end marker is dropped, native frames resolve when analysed."""
+    source, frames = stack_binary
+    trace = tmp_path / "raw.jsonl"
+    lines = [
+        {"ev": "meta", "version": 1, "collector": "native", "argv": ["./app"], "device": None, "granularity": 32},
+        {"ev": "device", "t": 0, "device": "NVIDIA H200", "compute_capability": "9.0"},
+        {"ev": "alloc", "t": 1, "obj": 1, "addr": 4096, "size": 1024, "stream": 0, "api": "cudaMalloc", "site": frames},
+        {"ev": "end", "t": 1},
+    ]
+    trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    read = read_trace(trace)
+    assert read.meta["device"] == "NVIDIA H200" and [e["ev"] for e in read.events] == ["alloc"]
+    found = analyze(trace, Settings(), sorted(RULES)).findings
+    assert [(f.code, Path(f.location.path).name, f.location.row) for f in found] == [
+        ("GL004", "app.c", line_of(STACK_PROGRAM, "    where();")), ("GL005", "app.c", line_of(STACK_PROGRAM, "    where();"))]

@@ -18,7 +18,7 @@ import numpy as np
 
 VERSION = 1
 # Events analyses understand; others are kept (and ignored) so newer minor versions still load.
-EVENTS = frozenset({"meta", "alloc", "free", "memcpy", "memset", "launch", "sync", "event_record", "event_wait",
+EVENTS = frozenset({"meta", "device", "end", "alloc", "free", "memcpy", "memset", "launch", "sync", "event_record", "event_wait",
                     "bitmap", "counts", "pool", "graph_launch"})
 
 
@@ -227,8 +227,19 @@ def read_trace(path: str | Path) -> Trace:
     """Read a whole trace.  A truncated last line (a crash mid-write) is dropped with a warning;
     any other bad line, a missing `meta` or an unknown major version is a `TraceError`."""
     trace, events = open_trace(path)
-    trace.events = list(events)
+    trace.events = [e for e in events if not header_event(trace, e)]
     return trace
+
+
+def header_event(trace: Trace, event: dict[str, Any]) -> bool:
+    """Events that describe the run rather than happen in it (the native collector names the
+    device once a context exists) go into `meta`."""
+    if event.get("ev") == "device":
+        trace.meta.setdefault("device", None)
+        trace.meta["device"] = trace.meta["device"] or event.get("device")
+        trace.meta["compute_capability"] = event.get("compute_capability")
+        return True
+    return event.get("ev") == "end"
 
 
 def _check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
