@@ -97,3 +97,67 @@ def test_exit_code_and_output_pass_through(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 3 and "hello from the program" in proc.stdout
     assert "GL005" in {f.code for f in analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings}
+
+
+def traced(tmp_path: Path, argv: list[str], level: str = "object") -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    return subprocess.run(["python3", "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--level", level, "--",
+                           *argv], capture_output=True, text=True, cwd=tmp_path, env=env)
+
+
+def test_a_crash_leaves_a_readable_trace(tmp_path: Path) -> None:
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("robust_crash", tmp_path)
+    proc = traced(tmp_path, [str(exe)])
+    assert proc.returncode == 134  # SIGABRT, reported as the shell does
+    events = read_trace(tmp_path / "t.jsonl").events
+    assert [e["ev"] for e in events][:2] == ["alloc", "launch"]
+    record("robust_crash", "object", [], {"exit": proc.returncode, "events": len(events)})
+
+
+def test_threads_and_streams(tmp_path: Path) -> None:
+    exe = compile_program("robust_threads", tmp_path)
+    assert traced(tmp_path, [str(exe)]).returncode == 0
+    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    assert len(result.run.by_obj) == 100 and len({e.stream for e in result.run.unit.timelines[0].events}) >= 4
+    record("robust_threads", "object", result.findings, {"objects": len(result.run.by_obj)})
+
+
+def test_100k_live_objects_and_a_huge_one(tmp_path: Path) -> None:
+    exe = compile_program("robust_many", tmp_path)
+    assert traced(tmp_path, [str(exe)]).returncode == 0
+    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    sizes = sorted(h.bytes for h in result.run.by_obj.values())
+    assert len(sizes) == 100001 and sizes[-1] == 16 << 30
+    record("robust_many", "object", [], {"objects": len(sizes), "peak": result.peaks.actual})
+
+
+def test_two_processes_write_two_traces(tmp_path: Path) -> None:
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("gl001_early", tmp_path)
+    proc = traced(tmp_path, ["sh", "-c", f"{exe} & {exe}; wait"])
+    assert proc.returncode == 0, proc.stderr
+    traces = sorted(p.name for p in tmp_path.glob("t.jsonl*") if not p.name.endswith((".npz", ".bits")))
+    assert len(traces) == 2 and all(read_trace(tmp_path / t).events for t in traces), traces
+
+
+def test_shared_cudart(tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    exe = tmp_path / "shared"
+    subprocess.run([nvcc, "-g", "-cudart", "shared", "-o", str(exe), str(PROGRAMS / "gl001_early.cu")], check=True)
+    assert traced(tmp_path, [str(exe)]).returncode == 0
+    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    assert [(f.code, f.location.row) for f in found] == [("GL001", 7)]
+
+
+def test_pytorch_under_the_tool(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nx = torch.randn(1024, 1024, device='cuda')\nprint(float((x @ x).sum()))\n")
+    proc = traced(tmp_path, ["python3", str(script)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    assert result.run.by_obj  # the caching allocator's segments
+    record("pytorch", "object", [], {"objects": len(result.run.by_obj)})
