@@ -159,5 +159,10 @@ def test_pytorch_under_the_tool(tmp_path: Path) -> None:
     proc = traced(tmp_path, ["python3", str(script)])
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    from gpulint.dynamic.trace import read_trace
+
     assert result.run.by_obj  # the caching allocator's segments
-    record("pytorch", "object", [], {"objects": len(result.run.by_obj)})
+    allocs = [e for e in read_trace(tmp_path / "t.jsonl").events if e["ev"] == "alloc"]
+    assert allocs and all(e.get("segment") == "torch" for e in allocs if e["size"] >= 2 << 20)
+    record("pytorch", "object", [], {"objects": len(result.run.by_obj),
+                                     "segments": sum(e.get("segment") == "torch" for e in allocs)})

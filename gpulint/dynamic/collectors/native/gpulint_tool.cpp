@@ -232,11 +232,18 @@ void on_alloc(const Sanitizer_ResourceMemoryData* data, const char* api, bool pi
     uint64_t id = state->next_obj++;
     state->objects[data->address] = Object{id, data->size};
     const char* kind = (data->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "cudaMallocManaged" : api;
+    std::string stack = site();
+    // A framework's caching allocator asks the driver for segments it then carves into tensors:
+    // say so, so analyses do not take a segment for one of the program's objects.
+    const char* segment = nullptr;
+    if (stack.find("libc10_cuda") != std::string::npos) segment = "torch";
+    else if (stack.find("cupy") != std::string::npos) segment = "cupy";
     char head[256];
     snprintf(head, sizeof head, "{\"ev\":\"alloc\",\"t\":%lu,\"obj\":%lu,\"addr\":%lu,\"size\":%lu,\"stream\":%d,\"api\":",
              static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id),
              static_cast<unsigned long>(data->address), static_cast<unsigned long>(data->size), stream_id(data->stream));
-    emit(std::string(head) + json_string(kind) + (pinned ? ",\"pinned\":true" : "") + ",\"site\":" + site() + "}");
+    emit(std::string(head) + json_string(kind) + (pinned ? ",\"pinned\":true" : "") +
+         (segment ? std::string(",\"segment\":") + json_string(segment) : std::string()) + ",\"site\":" + stack + "}");
 }
 
 void on_free(const Sanitizer_ResourceMemoryData* data) {
