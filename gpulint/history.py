@@ -305,7 +305,8 @@ class ObjectHistory:
     frees: list[Event] = field(default_factory=list)
     escapes: list[Event] = field(default_factory=list)
     size: Size | None = None
-    # device | managed | async | pinned (CUDA); tensor (freed by reference counting) | raw
+    # device | managed | async | pinned (CUDA); segment (a caching allocator's, seen by a run);
+    # tensor (freed by reference counting) | raw
     # (a driver-level allocation freed by reference counting: Numba device_array, cupy.cuda.alloc)
     kind: str = "device"
     origin: str = "static"  # static | dynamic

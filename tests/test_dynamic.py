@@ -375,3 +375,12 @@ def test_peak_with_matches_a_brute_force_sweep() -> None:
             every = list(intervals.values()) + [(s, e, sign * size) for (s, e, size), sign in change]
             brute = max(0, max(sum(size for s, e, size in every if s <= t < e) for t in range(120)))
             assert profile.peak_with(change) == brute
+
+
+def test_caching_allocator_segments_are_not_the_programs_objects(tmp_path: Path) -> None:
+    """A segment the torch allocator took from the driver is never freed and no launch names it:
+    no GL004 / GL005 on it, but it counts towards the peak."""
+    events = [dict(alloc(1, 1, 2 << 20), segment="torch"), alloc(2, 2, 1024), launch(3, [2]), free(4, 2)]
+    result = analyze(write_events(tmp_path / "s.jsonl", events), Settings(), CODES)
+    assert [f for f in result.findings if f.properties.get("object_id") == 1] == []
+    assert result.peaks.actual == (2 << 20) + 1024

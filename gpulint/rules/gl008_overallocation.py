@@ -95,7 +95,7 @@ FRAGMENTATION_LIMIT = 0.80
 
 def _measured(unit: Unit) -> Iterator[Finding]:
     """With a trace: objects of which the run touched less than 80%, in few large holes."""
-    measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None]
+    measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None and h.kind != "segment"]
     if not measured:
         return
     from gpulint.dynamic.bitmaps import coverage  # numpy only when a run measured something

@@ -69,7 +69,7 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 yield finding
     for h in unit.histories:
         alloc = h.alloc
-        if alloc is None or not alloc.loops or h.kind in ("async", "tensor") or h.incomplete:
+        if alloc is None or not alloc.loops or h.kind in ("async", "tensor", "segment") or h.incomplete:
             continue  # caching allocators absorb framework factories
         if "[" in h.name or h.name.startswith("*"):
             continue  # a different slot each iteration: nothing to hoist
