@@ -220,6 +220,8 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
 def _kind(raw: dict[str, Any]) -> str:
     if raw.get("segment"):
         return "segment"  # a caching allocator's: its lifetime is the allocator's, not the program's
+    if raw.get("framework"):
+        return "tensor"  # freed by reference counting: no leaks, but late frees and idleness count
     api = str(raw.get("api") or "")
     if "Managed" in api:
         return "managed"

@@ -24,7 +24,7 @@ def plural(n: int, word: str) -> str:
 
 def launches_phrase(n: int, history: ObjectHistory | None = None) -> str:
     """Python distances count loops (each stands for the kernels it launches)."""
-    if history is not None and history.kind in ("tensor", "raw"):
+    if history is not None and history.kind in ("tensor", "raw") and history.origin == "static":
         return plural(n, "loop")
     return plural(n, "kernel launch")
 
