@@ -14,11 +14,11 @@ from gpulint.rules import RULES  # noqa: E402
 
 PROGRAM = textwrap.dedent("""\
     import torch
-    from gpulint.dynamic.collectors.torch_collector import trace
+    import gpulint
 
 
     def main(path):
-        with trace(path):
+        with gpulint.trace(path):
             w = torch.randn(256, 256)          # run: GL001
             x = torch.ones(256, 256)
             for _ in range(3):
