@@ -281,6 +281,24 @@ def run(trace, level, sample, kernels, granularity, command) -> None:
         argv = argv[1:]
     if not argv:
         _fail("nothing to run: gpulint run -- ./app args")
+    if Path(argv[0]).name.startswith("python"):
+        # A Python program: the framework collectors see its tensors (a driver-level tool sees
+        # only the caching allocator's segments).
+        import os
+        import subprocess
+
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        command = [argv[0], "-m", "gpulint.dynamic.collectors.pyrun", "-o", trace]
+        rest = argv[1:]
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            command += ["-m", rest[1], "--", *rest[2:]]
+        else:
+            command += ["--", *rest]
+        proc = subprocess.run(command, env=env)
+        click.echo(f"gpulint: wrote {trace}", err=True)
+        sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
     try:
         outcome = runner.run(argv, trace, level, sample, kernels, granularity)
     except builder.Unavailable as exc:

@@ -47,3 +47,37 @@ def test_cpu_tensors_show_early_allocation_dead_write_and_unused(tmp_path: Path)
     assert got == expected, [(f.code, f.location.row, f.message) for f in found]
     early = next(f for f in found if f.code == "GL001")
     assert "kernel launch" in early.message and early.properties["size"] == 256 * 256 * 4
+
+
+def test_gpulint_run_python_script(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        import sys
+        import torch
+        w = torch.randn(64, 64)
+        x = torch.ones(64, 64)
+        y = x @ x
+        y = y @ w
+        print("args", sys.argv[1:], y.shape[0])
+        if "--fail" in sys.argv:
+            raise RuntimeError("boom")
+        sys.exit(3)
+        """))
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--", sys.executable,
+                           str(script), "a", "b"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 3 and "args ['a', 'b'] 64" in proc.stdout, proc.stderr
+    meta = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
+    assert meta["collector"] == "torch" and meta["argv"] == [str(script), "a", "b"]
+    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    assert ("GL001", 3) in {(f.code, f.location.row) for f in found}  # w waits for x @ x
+    failed = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "f.jsonl"), "--",
+                             sys.executable, str(script), "--fail"], capture_output=True, text=True, cwd=tmp_path,
+                            env=env)
+    assert failed.returncode == 1 and "RuntimeError: boom" in failed.stderr
+    assert (tmp_path / "f.jsonl").read_text().count('"ev":"alloc"') >= 3  # flushed although it raised
