@@ -40,6 +40,21 @@ def main() -> None:
     """Find GPU memory waste in CUDA C/C++ and Python GPU code."""
 
 
+def _report_options(command):
+    """How `check` and `analyze` report: --format, --statistics, --exit-zero, -o, --threshold."""
+    for option in reversed([
+        click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+                     show_default=True),
+        click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+        click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout."),
+        click.option("--threshold", multiple=True, metavar="RULE=N",
+                     help="Kernel-launch threshold of a rule, e.g. GL002=3."),
+    ]):
+        command = option(command)
+    return command
+
+
 def _config_options(command):
     """`--config FILE` and `--isolated`, as in Ruff."""
     command = click.option("--isolated", is_flag=True, help="Ignore all configuration files.")(command)
@@ -97,12 +112,7 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True)
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
-@click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
+@_report_options
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Files analysed in parallel [default: all cores].")
 @click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
 @click.option("--compile-commands", type=click.Path(exists=True), help="compile_commands.json (selects the clang frontend).")
@@ -193,12 +203,7 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False))
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True)
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
-@click.option("--threshold", multiple=True, metavar="RULE=N", help="Kernel-launch threshold of a rule, e.g. GL002=3.")
+@_report_options
 @_config_options
 def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold, config_file, isolated) -> None:
     """Findings of a recorded run (a trace from `gpulint run`), ranked by the peak memory their

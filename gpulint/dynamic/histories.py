@@ -45,7 +45,6 @@ class Run:
     trace: Trace
     by_obj: dict[int, ObjectHistory]
     access: dict[int, AccessInfo]  # obj id -> measured accesses
-    pools: list[dict[str, Any]]  # pool events (reserved vs allocated), in order
     end_t: int
 
 
@@ -214,7 +213,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())
     unit = Unit(path=fallback, histories=histories, timelines=[timeline], measurements={"pools": pools})
-    return Run(unit, trace, by_obj, access, pools, end_t)
+    return Run(unit, trace, by_obj, access, end_t)
 
 
 def _kind(raw: dict[str, Any]) -> str:

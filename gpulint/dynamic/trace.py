@@ -17,9 +17,6 @@ from typing import IO, Any, Iterable, Iterator
 import numpy as np
 
 VERSION = 1
-# Events analyses understand; others are kept (and ignored) so newer minor versions still load.
-EVENTS = frozenset({"meta", "device", "end", "alloc", "free", "memcpy", "memset", "launch", "sync", "event_record", "event_wait",
-                    "bitmap", "counts", "pool", "graph_launch"})
 
 
 class TraceError(Exception):

@@ -185,7 +185,7 @@ def move_allocation_down(source: bytes, histories: list[ObjectHistory], h: Objec
     """Move `h`'s allocation, and the copies and memsets that initialise it in the same block, down
     to just before the first thing that touches it otherwise (at most `first_use`), entering the
     constructs of `enter`; None when no such move keeps the program's meaning."""
-    path, alloc = alloc_path(h), h.alloc
+    path, alloc = h.alloc.location.path, h.alloc
     own_block = placement.constructs(alloc, h.timeline)
     movers = [alloc] + [e for e in initialising_writes(h, first_use.t)
                         if e.t > alloc.t and placement.constructs(e, h.timeline) == own_block]
@@ -199,29 +199,17 @@ def move_allocation_down(source: bytes, histories: list[ObjectHistory], h: Objec
     return move_statements(path, source, movers, dest)
 
 
-def alloc_path(h: ObjectHistory) -> str:
-    return h.alloc.location.path
-
-
 def _closing_paren(text: bytes, open_at: int) -> int | None:
     """Index of the `)` matching the `(` at `open_at`, strings skipped."""
-    depth, i, quote = 0, open_at, None
-    while i < len(text):
-        c = text[i:i + 1]
-        if quote:
-            if c == b"\\":
-                i += 1
-            elif c == quote:
-                quote = None
-        elif c in (b'"', b"'"):
-            quote = c
-        elif c in b"([{":
+    depth = 0
+    for i in placement.code_positions(text[open_at:]):
+        c = text[open_at + i:open_at + i + 1]
+        if c in b"([{":
             depth += 1
         elif c in b")]}":
             depth -= 1
             if depth == 0:
-                return i
-        i += 1
+                return open_at + i
     return None
 
 

@@ -99,12 +99,12 @@ def statement_boundary_before(source: bytes, pos: int, python: bool) -> bool:
         return source[j - 1:j] in (b";", b"{", b"}", b":")
 
 
-def _trailing_comment(line: bytes) -> int | None:
-    """Offset of a `//` comment that ends a line of code, outside string literals."""
+def code_positions(text: bytes):
+    """Indices of `text` outside string and character literals (escapes honoured)."""
     quote = None
     i = 0
-    while i < len(line):
-        c = line[i:i + 1]
+    while i < len(text):
+        c = text[i:i + 1]
         if quote:
             if c == b"\\":
                 i += 1
@@ -112,10 +112,14 @@ def _trailing_comment(line: bytes) -> int | None:
                 quote = None
         elif c in (b'"', b"'"):
             quote = c
-        elif line[i:i + 2] == b"//":
-            return i
+        else:
+            yield i
         i += 1
-    return None
+
+
+def _trailing_comment(line: bytes) -> int | None:
+    """Offset of a `//` comment that ends a line of code, outside string literals."""
+    return next((i for i in code_positions(line) if line[i:i + 2] == b"//"), None)
 
 
 def braces(segment: bytes) -> tuple[int, int]:

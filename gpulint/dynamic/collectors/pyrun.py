@@ -21,8 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.module is None and not target:
         parser.error("nothing to run: a script or -m module")
     try:
-        import torch  # noqa: F401  (the collector needs it; without torch there is nothing to record yet)
-        from gpulint.dynamic.collectors.torch_collector import trace
+        from gpulint.dynamic.collectors.torch_collector import trace  # needs torch
     except ImportError:
         print("gpulint: PyTorch is not installed: the program runs untraced (the CuPy and Numba collectors are "
               "not available yet)", file=sys.stderr)
