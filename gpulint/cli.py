@@ -272,8 +272,11 @@ def report(trace, perfetto_out, plot_out, top) -> None:
 @click.option("--kernels", metavar="REGEX", help="Instrument only kernels whose name matches (access and full levels).")
 @click.option("--granularity", type=click.IntRange(min=4), default=32, show_default=True,
               help="Bytes per bitmap bit (a power of two).")
+@click.option("--collector", type=click.Choice(["auto", "native", "python"]), default="auto", show_default=True,
+              help="auto: the Python collectors for a Python interpreter, else the native one; native: the "
+                   "Sanitizer-API tool for any program (a Python one shows its allocator's segments).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(trace, level, sample, kernels, granularity, command) -> None:
+def run(trace, level, sample, kernels, granularity, collector, command) -> None:
     """Run a CUDA program with interception and write a trace: gpulint run -- ./app args.
 
     The program keeps its exit code, output and behaviour. Then `gpulint analyze TRACE` or
@@ -286,7 +289,7 @@ def run(trace, level, sample, kernels, granularity, command) -> None:
         argv = argv[1:]
     if not argv:
         _fail("nothing to run: gpulint run -- ./app args")
-    if Path(argv[0]).name.startswith("python"):
+    if collector == "python" or (collector == "auto" and Path(argv[0]).name.startswith("python")):
         # A Python program: the framework collectors see its tensors (a driver-level tool sees
         # only the caching allocator's segments).
         import os
@@ -295,8 +298,9 @@ def run(trace, level, sample, kernels, granularity, command) -> None:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        command = [argv[0], "-m", "gpulint.dynamic.collectors.pyrun", "-o", trace]
-        rest = argv[1:]
+        is_python = Path(argv[0]).name.startswith("python")
+        interpreter, rest = (argv[0], argv[1:]) if is_python else (sys.executable, argv)  # --collector python x.py
+        command = [interpreter, "-m", "gpulint.dynamic.collectors.pyrun", "-o", trace]
         if rest[:1] == ["-m"] and len(rest) > 1:
             command += ["-m", rest[1], "--", *rest[2:]]
         else:
@@ -308,8 +312,8 @@ def run(trace, level, sample, kernels, granularity, command) -> None:
         outcome = runner.run(argv, trace, level, sample, kernels, granularity)
     except builder.Unavailable as exc:
         _fail(str(exc))
-    except FileNotFoundError as exc:
-        _fail(f"cannot run {argv[0]}: {exc.strerror}")
+    except OSError as exc:  # not found, not executable: the shell's wording
+        _fail(f"cannot run {argv[0]}: {exc.strerror or exc}")
     for path in outcome.traces:
         click.echo(f"gpulint: wrote {path}", err=True)
     sys.exit(outcome.exit_code)

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -62,8 +63,9 @@ def record(name: str, level: str, found: list, extra: dict | None = None) -> Non
 def test_run_finds_exactly_the_pattern(name: str, level: str, tmp_path: Path) -> None:
     exe = compile_program(name, tmp_path)
     trace = tmp_path / "run.jsonl"
-    result = run("run", "-o", str(trace), "--level", level, "--", str(exe), cwd=tmp_path)
-    assert result.exit_code == 0, result.output
+    proc = traced(tmp_path, [str(exe)], level, trace=trace)
+    assert proc.returncode == 0, proc.stderr
+    assert f"gpulint: wrote {trace}" in proc.stderr
     found = analyze(trace, Settings(), sorted(RULES)).findings
     record(name, level, found, {k: f.properties.get(k) for f in found
                                 for k in ("accessed_percent", "fragmentation", "coefficient_of_variation", "slices")
@@ -78,7 +80,7 @@ def test_run_finds_exactly_the_pattern(name: str, level: str, tmp_path: Path) ->
 def test_run_confirms_static_loop_findings(name: str, tmp_path: Path) -> None:
     exe = compile_program(name, tmp_path)
     trace = tmp_path / "run.jsonl"
-    assert run("run", "-o", str(trace), "--", str(exe), cwd=tmp_path).exit_code == 0
+    assert traced(tmp_path, [str(exe)], trace=trace).returncode == 0
     data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(trace),
                           str(PROGRAMS / f"{name}.cu"), cwd=tmp_path).stdout)
     code = name[:5].upper()
@@ -99,10 +101,13 @@ def test_exit_code_and_output_pass_through(tmp_path: Path) -> None:
     assert "GL005" in {f.code for f in analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings}
 
 
-def traced(tmp_path: Path, argv: list[str], level: str = "object") -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    return subprocess.run(["python3", "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--level", level, "--",
-                           *argv], capture_output=True, text=True, cwd=tmp_path, env=env)
+def traced(tmp_path: Path, argv: list[str], level: str = "object", trace: Path | None = None,
+           options: tuple[str, ...] = (), env: dict | None = None) -> subprocess.CompletedProcess:
+    """`gpulint run` as the user runs it: a process of its own (at the object level it becomes the
+    program, which an in-process CliRunner cannot survive)."""
+    return subprocess.run(["python3", "-m", "gpulint", "run", "-o", str(trace or tmp_path / "t.jsonl"), "--level", level,
+                           *options, "--", *argv], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, **(env or {})})
 
 
 def test_a_crash_leaves_a_readable_trace(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ def test_a_crash_leaves_a_readable_trace(tmp_path: Path) -> None:
 
     exe = compile_program("robust_crash", tmp_path)
     proc = traced(tmp_path, [str(exe)])
-    assert proc.returncode == 134  # SIGABRT, reported as the shell does
+    assert proc.returncode == -signal.SIGABRT  # the program itself died of SIGABRT (the shell says 134)
     events = read_trace(tmp_path / "t.jsonl").events
     assert [e["ev"] for e in events][:2] == ["alloc", "launch"]
     record("robust_crash", "object", [], {"exit": proc.returncode, "events": len(events)})
@@ -143,6 +148,42 @@ def test_two_processes_write_two_traces(tmp_path: Path) -> None:
     assert len(traces) == 2 and all(read_trace(tmp_path / t).events for t in traces), traces
 
 
+def test_ranks_write_one_trace_each(tmp_path: Path) -> None:
+    """With a world size above one (MPI, torchrun), each rank's trace is <trace>.rank<R>."""
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("gl001_early", tmp_path)
+    proc = traced(tmp_path, ["sh", "-c", f"WORLD_SIZE=2 RANK=1 {exe} & WORLD_SIZE=2 RANK=0 {exe}; wait"])
+    assert proc.returncode == 0, proc.stderr
+    traces = sorted(p.name for p in tmp_path.glob("t.jsonl*"))
+    assert traces == ["t.jsonl.rank0", "t.jsonl.rank1"] and all(read_trace(tmp_path / t).events for t in traces)
+
+
+def test_torchrun_workers_write_one_trace_per_rank(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    if shutil.which("torchrun") is None:
+        pytest.skip("no torchrun")
+    script = tmp_path / "worker.py"
+    script.write_text("import os, torch\nx = torch.ones(1 << 20, device='cuda') * int(os.environ['RANK'])\n"
+                      "print(os.environ['RANK'], float(x.sum()))\n")
+    proc = traced(tmp_path, ["torchrun", "--standalone", "--nproc_per_node=2", str(script)],
+                  options=("--collector", "native"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    traces = sorted(p.name for p in tmp_path.glob("t.jsonl*"))
+    assert traces == ["t.jsonl.rank0", "t.jsonl.rank1"], (traces, proc.stderr[-3000:])
+    record("torchrun", "object", [], {"traces": traces})
+
+
+def test_preload_fallback_gives_the_same_findings(tmp_path: Path) -> None:
+    """LD_PRELOAD instead of CUDA_INJECTION64_PATH (used when another tool holds that variable)."""
+    exe = compile_program("gl001_early", tmp_path)
+    proc = traced(tmp_path, ["sh", "-c", str(exe)], env={"GPULINT_INJECTION": "preload"})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.glob("t.jsonl*")) == ["t.jsonl"]  # not one for sh
+    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    assert [(f.code, f.location.row) for f in found] == [("GL001", 7)]
+
+
 def test_shared_cudart(tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     exe = tmp_path / "shared"
@@ -156,7 +197,7 @@ def test_pytorch_under_the_tool(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     script = tmp_path / "t.py"
     script.write_text("import torch\nx = torch.randn(1024, 1024, device='cuda')\nprint(float((x @ x).sum()))\n")
-    proc = traced(tmp_path, ["python3", str(script)])
+    proc = traced(tmp_path, ["python3", str(script)], options=("--collector", "native"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
     from gpulint.dynamic.trace import read_trace

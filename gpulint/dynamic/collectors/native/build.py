@@ -66,9 +66,24 @@ def find_nvcc() -> Path:
 
 
 def toolkit_version(nvcc: Path) -> str:
+    """`nvcc --version`'s release, cached per nvcc binary (running nvcc is part of every traced
+    program's start-up otherwise)."""
+    try:
+        stat = nvcc.resolve().stat()
+        key = hashlib.sha256(f"{nvcc.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}".encode()).hexdigest()[:16]
+        cached = cache_dir() / f"nvcc-{key}.txt"
+        return cached.read_text().strip() or "unknown"
+    except OSError:
+        pass
     out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True).stdout
     match = re.search(r"release (\d+\.\d+)", out)
-    return match.group(1) if match else "unknown"
+    version = match.group(1) if match else "unknown"
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(version)
+    except (OSError, NameError):
+        pass
+    return version
 
 
 def find_sanitizer(nvcc: Path) -> Sanitizer:

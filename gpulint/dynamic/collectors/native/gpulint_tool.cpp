@@ -23,15 +23,21 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -49,8 +55,12 @@ struct Object {
 
 struct State {
     std::mutex lock;
-    FILE* out = nullptr;
+    int out = -1;           // the trace, opened when the process creates its first CUDA context
+    bool opened = false;    // whether opening was tried
+    pid_t owner = 0;        // a forked child inherits the buffer but must not write it
+    std::string trace_pattern;
     std::string trace_path;
+    std::string meta;       // the first line, written when the trace opens
     std::atomic<uint64_t> t{0};
     uint64_t next_obj = 1;
     std::map<uint64_t, Object> objects;  // base address -> object
@@ -59,12 +69,14 @@ struct State {
     int level = 0;  // 0 object, 1 access, 2 full
     uint32_t granularity = 32;
     uint32_t sample = 1;
-    std::string kernel_filter;
+    std::unique_ptr<std::regex> kernel_regex;
     std::string patch_path;
+    std::unordered_map<std::string, std::string> kernel_names;  // mangled -> demangled
     std::unordered_map<CUfunction, uint64_t> launches_per_kernel;
     std::unordered_map<CUmodule, bool> patched;
     std::unordered_map<void*, std::string> symbols;  // return address -> frame text
     bool device_named = false;
+    bool announce = false;  // say "gpulint: wrote PATH" at exit (gpulint run exec'd the program)
 };
 
 State* state = nullptr;
@@ -154,11 +166,58 @@ std::string site() {
     return out + "]";
 }
 
+// Events are buffered and written in blocks: a write(2) per event cost more than the callbacks
+// themselves.  A crash must still leave a trace readable up to the crash, so the buffer is a
+// fixed array (a signal handler can write it without allocating), written when it fills, at
+// every synchronisation (the program waits then anyway), at least every 50 ms, at exit, and from
+// the handlers of the signals that end a process.
+constexpr size_t kBufferSize = 1 << 18;
+char buffer[kBufferSize];
+std::atomic<size_t> buffered{0};
+std::atomic<bool> flushing{false};
+timespec last_flush{};
+
+void write_all(int fd, const char* data, size_t n) {
+    while (n > 0) {
+        ssize_t done = write(fd, data, n);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return;
+        data += done;
+        n -= static_cast<size_t>(done);
+    }
+}
+
+void open_trace();
+
+void flush() {
+    if (state->out < 0 || getpid() != state->owner) {
+        buffered = 0;
+        return;
+    }
+    flushing = true;
+    write_all(state->out, buffer, buffered);
+    buffered = 0;
+    flushing = false;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &last_flush);
+}
+
 void emit(const std::string& line) {
-    if (!state->out) return;
-    fputs(line.c_str(), state->out);
-    fputc('\n', state->out);
-    fflush(state->out);  // a program that crashes leaves a trace readable up to the crash
+    if (!state->opened) open_trace();
+    if (state->out < 0) return;
+    size_t n = line.size() + 1;
+    if (buffered + n > kBufferSize) flush();
+    if (n > kBufferSize) {  // a line longer than the buffer goes straight out
+        write_all(state->out, line.data(), line.size());
+        write_all(state->out, "\n", 1);
+        return;
+    }
+    size_t at = buffered;
+    memcpy(buffer + at, line.data(), line.size());
+    buffer[at + line.size()] = '\n';
+    buffered = at + n;  // published after the bytes: a signal handler writes whole lines only
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    if ((now.tv_sec - last_flush.tv_sec) * 1000 + (now.tv_nsec - last_flush.tv_nsec) / 1000000 >= 50) flush();
 }
 
 uint64_t next_t() { return ++state->t; }
@@ -186,6 +245,13 @@ uint64_t base_of(uint64_t address) {
     return it == state->objects.begin() ? address : (--it)->first;
 }
 
+// The rank of an MPI or torchrun process, or null.
+const char* process_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "RANK", "SLURM_PROCID"})
+        if (const char* value = getenv(name)) return value;
+    return nullptr;
+}
+
 std::string expand_path(const std::string& pattern) {
     std::string out;
     for (size_t i = 0; i < pattern.size(); ++i) {
@@ -193,9 +259,7 @@ std::string expand_path(const std::string& pattern) {
             out += std::to_string(getpid());
             ++i;
         } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'r') {
-            const char* rank = getenv("OMPI_COMM_WORLD_RANK");
-            if (!rank) rank = getenv("PMI_RANK");
-            if (!rank) rank = getenv("RANK");
+            const char* rank = process_rank();
             out += rank ? rank : "0";
             ++i;
         } else {
@@ -336,6 +400,7 @@ void on_sync(Sanitizer_CallbackId cbid, const Sanitizer_SynchronizeData* data) {
     snprintf(line, sizeof line, "{\"ev\":\"sync\",\"t\":%lu,\"scope\":\"%s\",\"stream\":%d}",
              static_cast<unsigned long>(next_t()), device ? "device" : "stream", device ? 0 : stream_id(data->stream));
     emit(line);
+    flush();
 }
 
 void on_event(Sanitizer_CallbackId cbid, const Sanitizer_EventData* data) {
@@ -458,18 +523,107 @@ void SANITIZERAPI callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
     }
 }
 
+void announce() {
+    if (!state->announce || state->out < 0 || getpid() != state->owner) return;
+    std::string text = "gpulint: wrote " + state->trace_path + "\n";
+    write_all(2, text.data(), text.size());
+}
+
 void finish() {
-    if (!state || !state->out) return;
+    if (!state || state->out < 0) return;
     std::lock_guard<std::mutex> guard(state->lock);
     char line[96];
     snprintf(line, sizeof line, "{\"ev\":\"end\",\"t\":%lu}", static_cast<unsigned long>(state->t.load()));
     emit(line);
-    fclose(state->out);
-    state->out = nullptr;
+    flush();
+    announce();
+    close(state->out);
+    state->out = -1;
     if (bits_out) {
         fclose(bits_out);
         bits_out = nullptr;
     }
+}
+
+// The signals that end a process by default: write what is buffered, then let the program's
+// own handler (or the default action) run as if gpulint were not there.
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+struct sigaction previous_actions[NSIG];
+
+void on_fatal_signal(int sig, siginfo_t* info, void* context) {
+    if (state && state->out >= 0 && getpid() == state->owner && !flushing) {
+        write_all(state->out, buffer, buffered);
+        buffered = 0;
+        announce();
+    }
+    const struct sigaction& previous = previous_actions[sig];
+    if (previous.sa_flags & SA_SIGINFO) {
+        if (previous.sa_sigaction) previous.sa_sigaction(sig, info, context);
+        return;
+    }
+    if (previous.sa_handler == SIG_IGN) return;
+    if (previous.sa_handler != SIG_DFL && previous.sa_handler) {
+        previous.sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL);  // the default action, with the status the shell expects (128 + sig)
+    raise(sig);
+}
+
+void install_signal_handlers() {
+    for (int sig : kFatalSignals) {
+        struct sigaction action {};
+        action.sa_sigaction = on_fatal_signal;
+        action.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        struct sigaction previous {};
+        if (sigaction(sig, nullptr, &previous) == 0 && previous.sa_handler == SIG_IGN && !(previous.sa_flags & SA_SIGINFO))
+            continue;  // a signal the program ignores stays ignored
+        sigaction(sig, &action, &previous_actions[sig]);
+    }
+}
+
+// A forked child (no CUDA without exec) must neither write the parent's buffered events nor
+// its end line into the parent's trace.
+void forget_parent_trace() {
+    buffered = 0;
+    if (state) state->out = -1;
+}
+
+// World size > 1: name traces by rank, so one run of N ranks gives <trace>.rank0 ... rankN-1.
+const char* rank_if_parallel() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS"}) {
+        const char* value = getenv(name);
+        if (value && atoi(value) > 1) return process_rank();
+    }
+    return nullptr;
+}
+
+int create_exclusive(const std::string& path) {
+    return open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+void open_trace() {
+    state->opened = true;
+    std::string path = expand_path(state->trace_pattern);
+    bool named_by_user = state->trace_pattern.find('%') != std::string::npos;
+    const char* rank = named_by_user ? nullptr : rank_if_parallel();
+    if (rank) path += std::string(".rank") + rank;
+    // The first process takes the name; others of the same run (children, a rank's helpers)
+    // write <name>.<pid> instead of clobbering it.
+    int fd = create_exclusive(path);
+    if (fd < 0 && errno == EEXIST) {
+        path += "." + std::to_string(getpid());
+        fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    state->trace_path = path;
+    if (fd < 0) {
+        fprintf(stderr, "gpulint: cannot write the trace %s (%s); the program runs untraced\n", path.c_str(), strerror(errno));
+        return;
+    }
+    state->out = fd;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &last_flush);
+    emit(state->meta);
 }
 
 }  // namespace
@@ -479,34 +633,33 @@ extern "C" int InitializeInjection() {
     // crashes at the first callback (measured; DESIGN §6).
     if (state) return 1;
     state = new State();
+    state->owner = getpid();
     const char* path = getenv("GPULINT_TRACE");
-    state->trace_path = expand_path(path ? path : "gpulint.trace.jsonl");
-    // The first process takes the name; others of the same run (MPI ranks, workers, children)
-    // write <name>.<pid> instead of clobbering it.
-    state->out = fopen(state->trace_path.c_str(), "wx");
-    if (!state->out) {
-        state->trace_path += "." + std::to_string(getpid());
-        state->out = fopen(state->trace_path.c_str(), "w");
-    }
-    if (!state->out) {
-        fprintf(stderr, "gpulint: cannot write the trace %s; the program runs untraced\n", state->trace_path.c_str());
-        return 1;
-    }
+    state->trace_pattern = path ? path : "gpulint.trace.jsonl";
     const char* level = getenv("GPULINT_LEVEL");
     state->level = !level || !strcmp(level, "object") ? 0 : !strcmp(level, "full") ? 2 : 1;
     if (const char* g = getenv("GPULINT_GRANULARITY")) state->granularity = static_cast<uint32_t>(atoi(g));
     if (state->granularity == 0 || (state->granularity & (state->granularity - 1))) state->granularity = 32;
     if (const char* s = getenv("GPULINT_SAMPLE")) state->sample = static_cast<uint32_t>(atoi(s) > 0 ? atoi(s) : 1);
-    if (const char* k = getenv("GPULINT_KERNELS")) state->kernel_filter = k;
+    if (const char* k = getenv("GPULINT_KERNELS")) {
+        try {
+            state->kernel_regex = std::make_unique<std::regex>(k);
+        } catch (const std::regex_error&) {
+            fprintf(stderr, "gpulint: --kernels %s is not a regular expression; instrumenting every kernel\n", k);
+        }
+    }
     if (const char* p = getenv("GPULINT_PATCH")) state->patch_path = p;
-    std::string meta = "{\"ev\":\"meta\",\"version\":1,\"collector\":\"native\",\"argv\":" + command_line() +
-                       ",\"device\":null,\"granularity\":" + std::to_string(state->granularity) + ",\"level\":\"" +
-                       (state->level == 0 ? "object" : state->level == 1 ? "access" : "full") +
-                       "\",\"pid\":" + std::to_string(getpid()) + "}";
-    emit(meta);
+    state->announce = getenv("GPULINT_ANNOUNCE") != nullptr;
+    state->meta = "{\"ev\":\"meta\",\"version\":1,\"collector\":\"native\",\"argv\":" + command_line() +
+                  ",\"device\":null,\"granularity\":" + std::to_string(state->granularity) + ",\"level\":\"" +
+                  (state->level == 0 ? "object" : state->level == 1 ? "access" : "full") +
+                  "\",\"pid\":" + std::to_string(getpid()) + "}";
 
     Sanitizer_SubscriberHandle handle;
-    sanitizerSubscribe(&handle, callback, nullptr);
+    if (sanitizerSubscribe(&handle, callback, nullptr) != SANITIZER_SUCCESS) {
+        fprintf(stderr, "gpulint: the Sanitizer API refused a subscriber (is another tool attached?); the program runs untraced\n");
+        return 1;
+    }
     const Sanitizer_CallbackDomain domains[] = {SANITIZER_CB_DOMAIN_RESOURCE, SANITIZER_CB_DOMAIN_LAUNCH,
                                                 SANITIZER_CB_DOMAIN_MEMCPY, SANITIZER_CB_DOMAIN_MEMSET,
                                                 SANITIZER_CB_DOMAIN_SYNCHRONIZE, SANITIZER_CB_DOMAIN_EVENTS,
@@ -518,6 +671,16 @@ extern "C" int InitializeInjection() {
                                              SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx,
                                              SANITIZER_CBID_DRIVER_API_cuLaunchKernelEx_ptsz};
     for (auto cbid : launches) sanitizerEnableCallback(1, handle, SANITIZER_CB_DOMAIN_DRIVER_API, cbid);
+    install_signal_handlers();
+    pthread_atfork(nullptr, nullptr, forget_parent_trace);
     atexit(finish);
     return 1;
+}
+
+// The LD_PRELOAD fallback (`gpulint run` uses it when CUDA_INJECTION64_PATH already names another
+// tool): the same initialisation, from the library's constructor, before main and so before the
+// program's first CUDA call.  Processes that never create a CUDA context write no trace.
+__attribute__((constructor)) static void initialize_when_preloaded() {
+    const char* preload = getenv("GPULINT_PRELOAD");
+    if (preload && !strcmp(preload, "1")) InitializeInjection();
 }

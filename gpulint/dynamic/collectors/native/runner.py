@@ -1,10 +1,19 @@
 """`gpulint run -- ./app args`: run an unmodified CUDA program under the injection library.
 
-The program keeps its exit code, output and signals: it runs as a child with the terminal and
-environment it would have had, plus `CUDA_INJECTION64_PATH` (and the `GPULINT_*` settings).  A
-program that dies of a signal is reported as the shell does (128 + signal) and its trace is
-finished anyway.  Each process of a multi-process program (MPI ranks, torchrun workers) writes
-its own trace: the path's `%p` is the pid and `%r` the rank.
+The program keeps its exit code, output and signals.  At the object level gpulint replaces
+itself with the program (exec), so the program is the process the shell waits for, with the
+terminal and environment it would have had plus `CUDA_INJECTION64_PATH` and the `GPULINT_*`
+settings; the library says where it wrote the trace when the program ends.  The access levels
+leave raw bitmaps to convert afterwards, so there the program runs as a child; one that dies of
+a signal is reported as the shell does (128 + signal) and its trace is finished anyway.
+
+Each process of a multi-process program writes its own trace: with a world size above one (MPI
+ranks, torchrun workers) `<trace>.rank<R>`; otherwise the first process takes the name and the
+others write `<trace>.<pid>`.  In a path given with `%p` / `%r` those become the pid / rank.
+
+The library is loaded through `CUDA_INJECTION64_PATH`.  When that already names another tool, it
+is loaded with `LD_PRELOAD` instead and initialises from its constructor (set GPULINT_INJECTION=
+preload to choose that path).
 """
 from __future__ import annotations
 
@@ -46,13 +55,19 @@ def _phase(name: str, started: float) -> float:
     return now
 
 
-def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, kernels: str | None = None,
-        granularity: int = 32) -> Outcome:
-    started = time.perf_counter()
-    built = prepare()
-    started = _phase("device check and build", started)
+def program_environment(built: builder.Built, trace: str, level: str = "object", sample: int = 1,
+                        kernels: str | None = None, granularity: int = 32) -> dict[str, str]:
+    """The environment the program runs in: the user's, plus what loads and configures the collector."""
     env = dict(os.environ)
-    env["CUDA_INJECTION64_PATH"] = str(built.tool)
+    other_tool = env.get("CUDA_INJECTION64_PATH")
+    if os.environ.get("GPULINT_INJECTION") == "preload" or (other_tool and Path(other_tool).name != built.tool.name):
+        if other_tool:
+            print(f"gpulint: CUDA_INJECTION64_PATH already loads {other_tool}; loading the collector with LD_PRELOAD",
+                  file=sys.stderr)
+        env["LD_PRELOAD"] = " ".join(p for p in (str(built.tool), env.get("LD_PRELOAD")) if p)
+        env["GPULINT_PRELOAD"] = "1"
+    else:
+        env["CUDA_INJECTION64_PATH"] = str(built.tool)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(built.sanitizer_lib), env.get("LD_LIBRARY_PATH")) if p)
     env["GPULINT_TRACE"] = str(Path(trace).resolve()) if "%" not in trace else os.path.abspath(trace)
     env["GPULINT_LEVEL"] = level
@@ -62,11 +77,28 @@ def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, ker
         env["GPULINT_PATCH"] = str(built.patch)
     if kernels:
         env["GPULINT_KERNELS"] = kernels
+    return env
+
+
+def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, kernels: str | None = None,
+        granularity: int = 32) -> Outcome:
+    started = time.perf_counter()
+    built = prepare()
+    started = _phase("device check and build", started)
+    env = program_environment(built, trace, level, sample, kernels, granularity)
     target = env["GPULINT_TRACE"]
     if "%" not in target:
-        for old in [target, *glob.glob(glob.escape(target) + ".[0-9]*")]:
+        for old in _matching(target):
             Path(old).unlink(missing_ok=True)  # the first process of this run takes the name
     before = set(_matching(target))
+    if level == "object":
+        # Nothing to do after the program: become it, so its exit status, signals and wall time
+        # are its own (a waiting Python process added ~0.1 s to every run).
+        env["GPULINT_ANNOUNCE"] = "1"
+        _phase("starting the program", started)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execvpe(argv[0], argv, env)
     # The child gets the terminal's signals itself (same process group); gpulint only waits.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -88,8 +120,10 @@ def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, ker
 
 
 def _matching(pattern: str) -> list[str]:
-    """The traces a run wrote: the name itself and `<name>.<pid>` of later processes."""
+    """The traces a run wrote: the name itself, `<name>.rank<R>` of ranks and `<name>.<pid>` of
+    later processes."""
     if "%" not in pattern:
         found = [pattern] if os.path.exists(pattern) else []
-        return found + sorted(p for p in glob.glob(glob.escape(pattern) + ".[0-9]*") if not p.endswith((".npz", ".bits")))
+        more = glob.glob(glob.escape(pattern) + ".[0-9]*") + glob.glob(glob.escape(pattern) + ".rank[0-9]*")
+        return found + sorted(p for p in more if not p.endswith((".npz", ".bits")))
     return sorted(p for p in glob.glob(pattern.replace("%p", "*").replace("%r", "*")) if not p.endswith((".npz", ".bits")))
