@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,15 +30,20 @@ def sidecar_path(trace: Path) -> Path:
 
 
 class TraceWriter:
-    """Streaming writer: `meta` first, then one line per event, flushed as it goes.
+    """Streaming writer: `meta` first, then one line per event, flushed as it goes (or, with
+    `flush_interval` seconds, at most that long after it was written: a collector that writes an
+    event per tensor op cannot afford a system call for each).
 
     Bitmaps (`add_bitmap`) and per-element counters (`add_counts`) are kept in memory and saved,
     bit-packed, to the `.npz` sidecar by `close()`.
     """
 
     def __init__(self, path: str | Path, collector: str, argv: list[str] | None = None, device: str | None = None,
-                 granularity: int = 32, compress: bool | None = None, **meta: Any) -> None:
+                 granularity: int = 32, compress: bool | None = None, flush_interval: float = 0.0,
+                 **meta: Any) -> None:
         self.path = Path(path)
+        self._flush_interval = flush_interval
+        self._flushed = time.monotonic()
         compress = self.path.suffix == ".gz" if compress is None else compress
         raw = open(self.path, "wb")
         self._file: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if compress else raw
@@ -48,6 +54,11 @@ class TraceWriter:
 
     def write(self, event: dict[str, Any]) -> None:
         self._file.write(json.dumps(event, separators=(",", ":")).encode("utf-8") + b"\n")
+        if self._flush_interval:
+            now = time.monotonic()
+            if now - self._flushed < self._flush_interval:
+                return
+            self._flushed = now
         self._file.flush()
         if self._file is not self._raw:
             self._raw.flush()

@@ -34,6 +34,20 @@ def size_unit(history: ObjectHistory) -> str:
     return "elements" if history.kind in ("tensor", "raw") else "bytes"
 
 
+def gap_distance(history: ObjectHistory, gap, *ends: Event) -> int:
+    """The launches in `gap` that count against `history`.
+
+    A framework tensor (reference counted, from a run) is freed when the statement that drops its
+    last reference ends, and allocated by the statement that makes it: launches of that same
+    statement (`x = torch.tanh(x @ x)` frees the old `x` only after `tanh`) cannot be avoided by
+    any edit, so only launches on other lines count.
+    """
+    if history.kind != "tensor" or history.origin != "dynamic":
+        return gap.distance
+    rows = {(end.location.path, end.location.row) for end in ends}
+    return sum(e.launches for e in gap if (e.location.path, e.location.row) not in rows)
+
+
 def gap_related(history: ObjectHistory, events: list[Event], limit: int = 3) -> list[Related]:
     """Related entries for the launches in a gap (the first few)."""
     related = [Related(f"{what(e)} runs while `{history.name}` waits", e.location) for e in events[:limit]]

@@ -5,7 +5,7 @@ from typing import Iterator
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import move_allocation_down
 from gpulint.history import Event, ObjectHistory, Unit
-from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -52,7 +52,7 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue
         first = spans[0]
         gap = h.timeline.launches_between(h.alloc.t, first.start, first.first.event)
-        distance = gap.distance
+        distance = gap_distance(h, gap, h.alloc, first.first.event)
         if distance < threshold:
             continue
         use = first.first.event

@@ -6,7 +6,7 @@ from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes import placement
 from gpulint.fixes.builders import disturbed, insert_line, move_statements, real_frees
 from gpulint.history import Event, ObjectHistory, Unit
-from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -62,7 +62,8 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         else:
             continue
         gap = h.timeline.launches_between(last.end, end_t, last.last.event, *([free] if free is not None else []))
-        distance = gap.distance
+        end = free if free is not None else next(iter(h.timeline.exits()), None)
+        distance = gap_distance(h, gap, last.last.event, *([end] if end is not None else []))
         if distance < threshold:
             continue
         use = last.last.event

@@ -5,7 +5,7 @@ from typing import Iterator
 
 from gpulint.findings import Finding, Related
 from gpulint.history import Unit, exclusive
-from gpulint.rules.common import gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -52,7 +52,10 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                  if not exclusive(before.last.event, after.first.event)]
         if not pairs:
             continue
-        if any(b.last.event.guards or a.first.event.guards for b, a in pairs):
+        if h.kind == "tensor" and h.origin == "dynamic":  # same-statement launches do not count
+            counts = [gap_distance(h, h.timeline.launches_between(b.end, a.start), b.last.event, a.first.event)
+                      for b, a in pairs]
+        elif any(b.last.event.guards or a.first.event.guards for b, a in pairs):
             counts = [h.timeline.launches_between(b.end, a.start, b.last.event, a.first.event).distance for b, a in pairs]
         else:  # no branches (every run): count all gaps in one go
             counts = h.timeline.launch_counts([(b.end, a.start) for b, a in pairs])

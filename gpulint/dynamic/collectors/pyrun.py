@@ -37,8 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     context = trace(args.output) if trace is not None else None
     if context is not None:
         context.__enter__()
+    namespace = None
     try:
-        run()
+        # The program's globals stay alive until the trace is closed: Python frees them only at
+        # interpreter exit, so the trace must not show them freed by gpulint's own frames.
+        namespace = run()
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
         if exit_.code is not None and not isinstance(exit_.code, int):
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if context is not None:
             context.__exit__(None, None, None)
+    del namespace
     return code
 
 

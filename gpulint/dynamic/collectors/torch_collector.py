@@ -7,19 +7,31 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 * An op reads the tensors its schema does not mark as written and writes the marked ones.
   Ops that overwrite without reading (`zero_`, `fill_`, `copy_`'s destination, `out=`
   arguments) are recorded as memsets / copies, not uses, so dead writes (GL007) are seen; so are
-  the factories that fill what they allocate (`zeros`, `ones`, `full`).
+  the factories that fill what they allocate (`zeros`, `ones`, `full`).  View ops (`slice`,
+  `view`, `t`, ...) touch no memory and are not recorded; `.item()` is a device-to-host copy.
+* Which elements an op touches comes from the tensor's view (storage offset, sizes, strides),
+  and for index ops (`index_select`, `embedding`, `gather`, `take`, `index`, `index_put_`,
+  `scatter_`, `index_add_`, ...) from the index values: exact rows, with how often each was hit.
+  Objects that some op touched only in part get per-op bitmaps and access counts (GL008, GL009,
+  GL010) in the trace's sidecar, one bit per element.
 * Transfers between devices (`.to()`, `.cuda()`, `.cpu()`, `copy_` across devices) are copies
   with their direction.
+* On CUDA, the caching allocator's reserved and allocated bytes are written as `pool` events
+  whenever they change (GL104).
+* Autograd's backward ops run under the mode too (PyTorch carries it into the engine's
+  threads); they are attributed to the user's frame that called `backward()`.
 * Stacks are the user's Python frames only.
 """
 from __future__ import annotations
 
 import os
 import sys
-import traceback
+import threading
 import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -38,21 +50,31 @@ _FILLING = {"aten::zeros", "aten::ones", "aten::full", "aten::zeros_like", "aten
 _UNINITIALISED = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
                   "aten::new_empty_strided"}
 _COPIES = {"aten::copy_", "aten::_to_copy", "aten::_copy_from", "aten::_copy_from_and_resize"}
+_TO_HOST = {"aten::_local_scalar_dense"}  # .item(): the host reads one element
+
 _GPULINT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TORCH = os.path.dirname(os.path.abspath(torch.__file__))
+_STDLIB = os.path.dirname(os.__file__)
+
+
+def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
+    found = cache.get(path)
+    if found is None:
+        found = cache[path] = not (path.startswith((_GPULINT, _TORCH, _STDLIB, "<")) or "site-packages" in path
+                                   or "dist-packages" in path)
+    return found
 
 
 def user_stack(limit: int = 8) -> list[list]:
-    """The caller's frames outside torch, gpulint and the standard library, innermost first."""
+    """The caller's frames outside torch, gpulint, the standard library and installed packages,
+    innermost first (walking frames directly: `traceback` would read every source line)."""
     frames = []
-    for frame in reversed(traceback.extract_stack()):
-        path = frame.filename
-        if path.startswith((_GPULINT, _TORCH)) or path.startswith("<") or "site-packages" in path \
-                or path.startswith(sys.prefix) and "site-packages" not in path and "/lib/python" in path:
-            continue
-        frames.append([path, frame.lineno or 0, frame.name])
-        if len(frames) >= limit:
-            break
+    frame = sys._getframe(1)
+    while frame is not None and len(frames) < limit:
+        code = frame.f_code
+        if _is_user_file(code.co_filename):
+            frames.append([code.co_filename, frame.f_lineno, code.co_name])
+        frame = frame.f_back
     return frames
 
 
@@ -64,6 +86,86 @@ def _direction(src: torch.device, dst: torch.device) -> str:
     return "d2d" if src.type != "cpu" else "h2h"
 
 
+# ---------------------------------------------------------------------- element masks
+def _elements(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().nbytes() // max(1, tensor.element_size())
+
+
+def _covers_storage(tensor: torch.Tensor) -> bool:
+    """The view reaches every element of its storage (the common, cheap case)."""
+    return (tensor.storage_offset() == 0 and tensor.is_contiguous()
+            and tensor.numel() * tensor.element_size() == tensor.untyped_storage().nbytes())
+
+
+def _view_of(flat: np.ndarray, tensor: torch.Tensor) -> np.ndarray:
+    """The numpy view of `flat` (one entry per storage element) that `tensor` looks at."""
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[tensor.storage_offset():], shape=tuple(tensor.shape),
+                                           strides=tuple(s * item for s in tensor.stride()))
+
+
+def _indices(index: torch.Tensor) -> np.ndarray:
+    return index.detach().to("cpu", copy=False).numpy().astype(np.int64, copy=False)
+
+
+def _index_counts(name: str, args: tuple, kwargs: dict) -> tuple[int, np.ndarray] | None:
+    """For an index op: (position of the indexed argument, per-element hit counts over its view).
+    None when the op is not one, or its indices cannot be read."""
+    try:
+        if name in ("aten::index_select", "aten::index_add_", "aten::index_copy_", "aten::index_fill_"):
+            self, dim, index = args[0], args[1], args[2]
+            counts = np.zeros(tuple(self.shape), dtype=np.uint32)
+            hits = np.bincount(_indices(index).reshape(-1) % max(1, self.shape[dim]), minlength=self.shape[dim])
+            shape = [1] * self.dim()
+            shape[dim] = self.shape[dim]
+            counts += hits.astype(np.uint32).reshape(shape)
+            return 0, counts
+        if name == "aten::embedding":
+            weight, index = args[0], args[1]
+            counts = np.zeros(tuple(weight.shape), dtype=np.uint32)
+            hits = np.bincount(_indices(index).reshape(-1), minlength=weight.shape[0])[: weight.shape[0]]
+            counts += hits.astype(np.uint32).reshape(-1, *([1] * (weight.dim() - 1)))
+            return 0, counts
+        if name in ("aten::gather", "aten::scatter_", "aten::scatter_add_", "aten::scatter_reduce_"):
+            self, dim, index = args[0], args[1], args[2]
+            counts = np.zeros(tuple(self.shape), dtype=np.uint32)
+            idx = _indices(index)
+            region = counts[tuple(slice(0, idx.shape[d]) if d != dim % self.dim() else slice(None)
+                                  for d in range(self.dim()))]
+            grid = list(np.indices(idx.shape, sparse=True))
+            grid[dim % self.dim()] = idx
+            np.add.at(region, tuple(grid), 1)
+            return 0, counts
+        if name == "aten::take":
+            self, index = args[0], args[1]
+            counts = np.zeros(self.numel(), dtype=np.uint32)
+            np.add.at(counts, _indices(index).reshape(-1) % max(1, self.numel()), 1)
+            return 0, counts.reshape(tuple(self.shape))
+        if name in ("aten::index", "aten::index_put_", "aten::index_put", "aten::_index_put_impl_"):
+            self, indices = args[0], args[1]
+            counts = np.zeros(tuple(self.shape), dtype=np.uint32)
+            key = tuple(slice(None) if i is None else
+                        (i.detach().cpu().numpy() if i.dtype == torch.bool else _indices(i)) for i in indices)
+            np.add.at(counts, key, 1)
+            return 0, counts
+    except (IndexError, ValueError, TypeError, RuntimeError):
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------- objects
+@dataclass
+class _Touches:
+    """How ops touched one storage: per op, the elements read and written (None: all of them),
+    kept packed until the trace closes; and the per-element hit counts of partial accesses."""
+
+    elements: int
+    itemsize: int
+    ops: list[tuple[int, Any, Any]] = field(default_factory=list)  # (launch t, read, write)
+    partial: bool = False
+    counts: np.ndarray | None = None
+
+
 class TorchCollector(TorchDispatchMode):
     """Writes every aten op's storages to a trace (see module docstring)."""
 
@@ -73,6 +175,11 @@ class TorchCollector(TorchDispatchMode):
         self.t = 0
         self.ids: dict[int, int] = {}  # storage address key -> object id
         self.next_id = 1
+        self.touches: dict[int, _Touches] = {}
+        self.lock = threading.RLock()  # backward ops may run on the autograd engine's threads
+        self.last_site: list = []
+        self.pool = (-1, -1)
+        self.cuda_seen = False
 
     # ------------------------------------------------------------------ objects
     def _key(self, tensor: torch.Tensor) -> int:
@@ -88,31 +195,82 @@ class TorchCollector(TorchDispatchMode):
         self.next_id += 1
         self.ids[key] = oid
         self.t += 1
-        self.writer.write({"ev": "alloc", "t": self.t, "obj": oid, "size": int(storage.nbytes()),
+        nbytes = int(storage.nbytes())
+        self.writer.write({"ev": "alloc", "t": self.t, "obj": oid, "size": nbytes,
                            "stream": 0, "api": api, "framework": "torch", "device": str(tensor.device),
                            "site": site})
+        self.touches[oid] = _Touches(nbytes // max(1, tensor.element_size()), tensor.element_size())
+        self.cuda_seen = self.cuda_seen or tensor.is_cuda
         weakref.finalize(storage, self._freed, key, oid)
         return oid
 
     def _freed(self, key: int, oid: int) -> None:
-        if self.ids.get(key) == oid:
-            del self.ids[key]
-        self.t += 1
+        with self.lock:
+            if self.ids.get(key) == oid:
+                del self.ids[key]
+            self.t += 1
+            try:
+                # Dropped by no user frame (the program's globals at its end): its last statement.
+                self.writer.write({"ev": "free", "t": self.t, "obj": oid, "stream": 0,
+                                   "site": user_stack() or self.last_site})
+            except ValueError:
+                pass  # the trace was closed first (objects alive at the end)
+
+    # ------------------------------------------------------------------ element accesses
+    def _mask(self, oid: int, tensor: torch.Tensor, counts: np.ndarray | None = None) -> np.ndarray | None:
+        """The storage elements `tensor` touches (None: all); `counts` (over the view) when the
+        op is an index op.  Partial accesses also add to the object's hit counts."""
+        info = self.touches.get(oid)
+        if info is None or (counts is None and _covers_storage(tensor)):
+            return None
+        if tensor.element_size() != info.itemsize:
+            return None  # a view with another dtype: counted as a whole access
+        flat = np.zeros(info.elements, dtype=np.uint32)
         try:
-            self.writer.write({"ev": "free", "t": self.t, "obj": oid, "stream": 0, "site": user_stack()})
+            view = _view_of(flat, tensor)
+            if counts is None:
+                view[...] = 1
+            else:
+                np.add.at(view, tuple(np.nonzero(counts)), counts[np.nonzero(counts)])
         except ValueError:
-            pass  # the trace was closed first (objects alive at the end)
+            return None
+        if not info.partial:
+            info.partial = True
+            info.counts = np.zeros(info.elements, dtype=np.uint32)
+            for _ in info.ops:  # the whole-object accesses before the first partial one
+                info.counts += 1
+        info.counts += flat
+        return flat > 0
+
+    def _note(self, oid: int, t: int, read: Any, write: Any) -> None:
+        info = self.touches.get(oid)
+        if info is None:
+            return
+        if info.partial and not isinstance(read, np.ndarray) and not isinstance(write, np.ndarray):
+            info.counts += 1  # a whole-object access (partial ones were counted by _mask)
+        info.ops.append((t, _packed(read), _packed(write)))
 
     # ------------------------------------------------------------------ ops
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        name = func._schema.name
-        site = user_stack()
-        reads: list[int] = []
-        writes: list[int] = []
+        schema = func._schema
+        name = schema.name
+        returns = schema.returns
+        if returns and all(r.alias_info is not None and not r.alias_info.is_write for r in returns):
+            return func(*args, **kwargs)  # a view: no memory is touched
+        with self.lock:
+            site = user_stack()
+            if site:
+                self.last_site = site
+            else:
+                site = self.last_site  # autograd's engine thread: the frame that called backward()
+            return self._dispatch(func, name, schema, args, kwargs, site)
+
+    def _dispatch(self, func, name: str, schema, args: tuple, kwargs: dict, site: list):
+        reads: list[tuple[int, torch.Tensor]] = []
+        writes: list[tuple[int, torch.Tensor]] = []
         overwritten: list[tuple[int, torch.Tensor]] = []
-        schema_args = func._schema.arguments
-        for index, spec in enumerate(schema_args):
+        for index, spec in enumerate(schema.arguments):
             value = args[index] if index < len(args) else kwargs.get(spec.name)
             tensors = [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
             write = spec.alias_info is not None and spec.alias_info.is_write
@@ -123,45 +281,119 @@ class TorchCollector(TorchDispatchMode):
                 elif write and index == 0 and name == "aten::copy_":
                     overwritten.append((oid, tensor))
                 elif write:
-                    writes.append(oid)
-                    reads.append(oid)
+                    writes.append((oid, tensor))
+                    reads.append((oid, tensor))
                 else:
-                    reads.append(oid)
+                    reads.append((oid, tensor))
+        indexed = _index_counts(name, args, kwargs) if reads else None
         known = set(self.ids)
         out = func(*args, **kwargs)
         new = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and self._key(t) not in known]
         created = [(self._object(t, site, f"torch.{name.split('::')[-1]}"), t) for t in new]
         self.t += 1
-        if name in _COPIES:
-            src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0]
-            dst_oid, dst = (overwritten[0] if name == "aten::copy_" and overwritten else
-                            created[0] if created else (None, None))
-            if dst is not None and isinstance(src, torch.Tensor):
-                src_oid = self.ids.get(self._key(src))
-                self.writer.write({"ev": "memcpy", "t": self.t, "dst": dst_oid, "src": src_oid,
-                                   "size": int(dst.untyped_storage().nbytes()), "kind": _direction(src.device, dst.device),
-                                   "stream": 0, "site": site})
+        try:
+            if name in _COPIES and self._copy(name, args, overwritten, created, site):
                 return out
-        if overwritten and not writes and not created:
-            for oid, tensor in overwritten:  # zero_, fill_, out=: a full write, not a use
-                self.writer.write({"ev": "memset", "t": self.t, "obj": oid, "size": int(tensor.untyped_storage().nbytes()),
-                                   "stream": 0, "site": site})
-            if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
-                self.t += 1
-                self.writer.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": reads,
-                                   "writes": [], "site": site})
+            if name in _TO_HOST and reads:
+                oid, tensor = reads[0]
+                self.writer.write({"ev": "memcpy", "t": self.t, "dst": None, "src": oid,
+                                   "size": tensor.element_size(), "kind": "d2h", "stream": 0,
+                                   "src_offset": tensor.storage_offset() * tensor.element_size(), "site": site})
+                return out
+            if overwritten and not writes and not created:
+                for oid, tensor in overwritten:  # zero_, fill_, out=: a write, not a use
+                    self._memset(oid, tensor, site)
+                if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
+                    self.t += 1
+                    self._launch(name, reads, [], site, indexed)
+                return out
+            if name in _FILLING and created and not reads:
+                for oid, tensor in created:
+                    self._memset(oid, tensor, site)
+                return out
+            if name in _UNINITIALISED and not reads:
+                return out
+            self._launch(name, reads, writes + created + overwritten, site, indexed)
             return out
-        if name in _FILLING and created and not reads:
-            for oid, tensor in created:
-                self.writer.write({"ev": "memset", "t": self.t, "obj": oid, "size": int(tensor.untyped_storage().nbytes()),
-                                   "stream": 0, "site": site})
-            return out
-        if name in _UNINITIALISED and not reads:
-            return out
-        self.writer.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": reads,
-                           "writes": writes + [oid for oid, _ in created] + [oid for oid, _ in overwritten],
-                           "site": site})
-        return out
+        finally:
+            self._pool_state()
+
+    def _copy(self, name: str, args: tuple, overwritten: list, created: list, site: list) -> bool:
+        src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0]
+        dst_oid, dst = (overwritten[0] if name == "aten::copy_" and overwritten else
+                        created[0] if created else (None, None))
+        if dst is None or not isinstance(src, torch.Tensor):
+            return False
+        src_oid = self.ids.get(self._key(src))
+        self.writer.write({"ev": "memcpy", "t": self.t, "dst": dst_oid, "src": src_oid,
+                           "size": int(dst.numel() * dst.element_size()), "kind": _direction(src.device, dst.device),
+                           "stream": 0, "dst_offset": dst.storage_offset() * dst.element_size(),
+                           "src_offset": src.storage_offset() * src.element_size(), "site": site})
+        return True
+
+    def _memset(self, oid: int, tensor: torch.Tensor, site: list) -> None:
+        covers = _covers_storage(tensor)
+        self.writer.write({"ev": "memset", "t": self.t, "obj": oid,
+                           "size": int(tensor.untyped_storage().nbytes() if covers else tensor.numel() * tensor.element_size()),
+                           "offset": 0 if covers else tensor.storage_offset() * tensor.element_size(),
+                           "stream": 0, "site": site})
+
+    def _launch(self, name: str, reads: list, writes: list, site: list, indexed) -> None:
+        read_ids = list(dict.fromkeys(oid for oid, _ in reads))
+        write_ids = list(dict.fromkeys(oid for oid, _ in writes))
+        self.writer.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": read_ids,
+                           "writes": write_ids, "site": site})
+        # Per object and role (read, write): False (not touched), True (every element) or a mask.
+        touched: dict[int, list] = {}
+        for role, group in ((0, reads), (1, writes)):
+            for position, (oid, tensor) in enumerate(group):
+                counts = indexed[1] if indexed is not None and role == 0 and position == indexed[0] else None
+                if counts is None and indexed is not None and role == 1 and position == 0 and reads \
+                        and reads[0][0] == oid:
+                    counts = indexed[1]  # index_put_ / scatter_: the rows written are the rows indexed
+                mask = self._mask(oid, tensor, counts)
+                entry = touched.setdefault(oid, [False, False])
+                part = True if mask is None else mask
+                if entry[role] is False:
+                    entry[role] = part
+                elif entry[role] is not True:
+                    entry[role] = True if part is True else entry[role] | part
+        for oid, (read, write) in touched.items():
+            self._note(oid, self.t, read, write)
+
+    def _pool_state(self) -> None:
+        """The caching allocator's reserved and allocated bytes, when they changed (CUDA only)."""
+        if not self.cuda_seen:
+            return
+        state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated())
+        if state != self.pool:
+            self.pool = state
+            self.writer.write({"ev": "pool", "t": self.t, "pool": "torch.cuda", "reserved": state[0],
+                               "allocated": state[1]})
+
+    # ------------------------------------------------------------------ the end
+    def write_accesses(self) -> None:
+        """Bitmaps and counts of the objects some op touched only in part (one bit per element)."""
+        for oid, info in self.touches.items():
+            if not info.partial:
+                continue
+            for t, read, write in info.ops:
+                self.writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
+                                       granularity=info.itemsize)
+            self.writer.add_counts(oid, None, info.counts, granularity=info.itemsize)
+
+
+def _packed(part: Any) -> Any:
+    """False (not touched), True (every element) or the packed bits of the elements touched."""
+    return np.packbits(part) if isinstance(part, np.ndarray) else part
+
+
+def _unpacked(part: Any, elements: int) -> np.ndarray | None:
+    if part is False:
+        return None
+    if part is True:
+        return np.ones(elements, dtype=bool)
+    return np.unpackbits(part, count=elements).astype(bool)
 
 
 class trace:
@@ -175,7 +407,7 @@ class trace:
     def __enter__(self) -> "trace":
         device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
         self.writer = TraceWriter(self.path, collector="torch", argv=list(sys.argv), device=device,
-                                  granularity=4, pid=os.getpid())
+                                  granularity=4, pid=os.getpid(), flush_interval=0.05)
         self.mode = TorchCollector(self.writer)
         self.mode.__enter__()
         return self
@@ -183,4 +415,6 @@ class trace:
     def __exit__(self, *exc: Any) -> None:
         assert self.mode is not None and self.writer is not None
         self.mode.__exit__(*exc)
+        with self.mode.lock:
+            self.mode.write_accesses()
         self.writer.close()
