@@ -4,9 +4,9 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `with gpulint.trace("out.trace.jsonl"): ...` without importing torch for every gpulint user.
+    # `with gpulint.trace("out.trace.jsonl"): ...`, imported only by those who trace.
     if name == "trace":
-        from gpulint.dynamic.collectors.torch_collector import trace
+        from gpulint.dynamic.collectors.recorder import session
 
-        return trace
+        return session
     raise AttributeError(f"module 'gpulint' has no attribute {name!r}")

@@ -73,7 +73,7 @@ def test_gpulint_run_python_script(tmp_path: Path) -> None:
                            str(script), "a", "b"], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 3 and "args ['a', 'b'] 64" in proc.stdout, proc.stderr
     meta = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
-    assert meta["collector"] == "torch" and meta["argv"] == [str(script), "a", "b"]
+    assert meta["collector"] == "python" and meta["argv"] == [str(script), "a", "b"]
     found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
     assert ("GL001", 3) in {(f.code, f.location.row) for f in found}  # w waits for x @ x
     failed = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "f.jsonl"), "--",
@@ -81,3 +81,67 @@ def test_gpulint_run_python_script(tmp_path: Path) -> None:
                             env=env)
     assert failed.returncode == 1 and "RuntimeError: boom" in failed.stderr
     assert (tmp_path / "f.jsonl").read_text().count('"ev":"alloc"') >= 3  # flushed although it raised
+
+
+def _accesses(path: Path):
+    """(kernel, obj) -> (read elements, written elements) from a torch trace and its sidecar."""
+    from gpulint.dynamic.trace import read_trace
+
+    trace = read_trace(path)
+    launches = {e["t"]: e["kernel"] for e in trace.events if e["ev"] == "launch"}
+    out = {}
+    for e in trace.events:
+        if e["ev"] == "bitmap":
+            read = trace.bitmap(e["key"], "r") if e["read"] else None
+            write = trace.bitmap(e["key"], "w") if e["write"] else None
+            out.setdefault((launches[e["launch_t"]], e["obj"]), []).append(
+                (set(map(int, read.nonzero()[0])) if read is not None else set(),
+                 set(map(int, write.nonzero()[0])) if write is not None else set()))
+    return trace, out
+
+
+def test_index_ops_touch_exact_rows(tmp_path: Path) -> None:
+    import gpulint
+
+    with gpulint.trace(str(tmp_path / "t.jsonl")):
+        table = torch.randn(10, 4)
+        rows = torch.tensor([0, 5, 7])
+        picked = torch.index_select(table, 0, rows).sum()
+        looked = torch.nn.functional.embedding(torch.tensor([[2, 2]]), table).sum()
+        gathered = torch.gather(table, 1, torch.tensor([[3], [1]])).sum()
+        taken = torch.take(table, torch.tensor([39])).sum()
+        table.index_put_((torch.tensor([9]),), torch.ones(4))
+        table.scatter_(0, torch.tensor([[8, 8, 8, 8]]), torch.zeros(1, 4))
+        part = table[2:4, 1:3] * 2
+    trace, seen = _accesses(tmp_path / "t.jsonl")
+    table_id = next(e["obj"] for e in trace.events if e["ev"] == "alloc" and e["api"] == "torch.randn")
+
+    def rows_of(kernel: str, role: int) -> set:
+        (entry,) = seen[(kernel, table_id)]
+        return entry[role]
+
+    assert rows_of("aten::index_select", 0) == {r * 4 + c for r in (0, 5, 7) for c in range(4)}
+    assert rows_of("aten::embedding", 0) == {8, 9, 10, 11}
+    assert rows_of("aten::gather", 0) == {3, 5}  # row 0 col 3, row 1 col 1
+    assert rows_of("aten::take", 0) == {39}
+    assert rows_of("aten::index_put_", 1) == {36, 37, 38, 39}
+    assert rows_of("aten::scatter_", 1) == {32, 33, 34, 35}
+    assert rows_of("aten::mul", 0) == {9, 10, 13, 14}  # the view table[2:4, 1:3]
+    assert float(picked + looked + gathered + taken) == float(picked + looked + gathered + taken)
+    assert part.shape == (2, 2)
+
+
+def test_backward_ops_are_recorded_at_the_backward_call(tmp_path: Path) -> None:
+    import gpulint
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    x = torch.randn(8, 16)
+    with gpulint.trace(str(tmp_path / "t.jsonl")):
+        loss = model(x).pow(2).mean()
+        loss.backward()  # the backward line
+    from gpulint.dynamic.trace import read_trace
+
+    events = read_trace(tmp_path / "t.jsonl").events
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "# the backward line" in text)
+    backward = [e["kernel"] for e in events if e["ev"] == "launch" and e["site"] and e["site"][0][1] == line]
+    assert "aten::threshold_backward" in backward and backward.count("aten::mm") >= 3, backward

@@ -247,6 +247,9 @@ def header_event(trace: Trace, event: dict[str, Any]) -> bool:
         trace.meta["device"] = trace.meta["device"] or event.get("device")
         trace.meta["compute_capability"] = event.get("compute_capability")
         return True
+    if event.get("ev") == "note":  # what a collector could not see: the report says it
+        trace.warnings.append(str(event.get("text")))
+        return True
     return event.get("ev") == "end"
 
 

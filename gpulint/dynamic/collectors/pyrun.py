@@ -1,5 +1,6 @@
 """`python -m gpulint.dynamic.collectors.pyrun -o TRACE -- script.py args` (or `-m module args`):
-run a Python program as `__main__` with its own argv under the Python collectors.  This is what
+run a Python program as `__main__` with its own argv under the Python collectors
+(PyTorch, CuPy, Numba, cuda-python: each attached when the program imports it).  This is what
 `gpulint run -- python script.py` executes.  The program's exit code and exceptions pass
 through (an uncaught exception prints its traceback and exits 1, as Python does), and the trace
 is closed, complete, either way."""
@@ -20,12 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     target = [a for a in args.target if a != "--"] if args.target[:1] == ["--"] else args.target
     if args.module is None and not target:
         parser.error("nothing to run: a script or -m module")
-    try:
-        from gpulint.dynamic.collectors.torch_collector import trace  # needs torch
-    except ImportError:
-        print("gpulint: PyTorch is not installed: the program runs untraced (the CuPy and Numba collectors are "
-              "not available yet)", file=sys.stderr)
-        trace = None
+    from gpulint.dynamic.collectors.recorder import session as trace
     if args.module is not None:
         sys.argv = [args.module, *target]
         run = lambda: runpy.run_module(args.module, run_name="__main__", alter_sys=True)  # noqa: E731

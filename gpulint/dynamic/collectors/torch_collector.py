@@ -24,9 +24,6 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 """
 from __future__ import annotations
 
-import os
-import sys
-import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +33,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from gpulint.dynamic.trace import TraceWriter
+from gpulint.dynamic.collectors.recorder import Recorder
 
 # Ops that write every element of their first argument without reading it.
 _OVERWRITE = {"aten::zero_", "aten::fill_", "aten::normal_", "aten::uniform_", "aten::random_", "aten::bernoulli_",
@@ -51,32 +48,6 @@ _UNINITIALISED = {"aten::empty", "aten::empty_like", "aten::empty_strided", "ate
                   "aten::new_empty_strided"}
 _COPIES = {"aten::copy_", "aten::_to_copy", "aten::_copy_from", "aten::_copy_from_and_resize"}
 _TO_HOST = {"aten::_local_scalar_dense"}  # .item(): the host reads one element
-
-_GPULINT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_TORCH = os.path.dirname(os.path.abspath(torch.__file__))
-_STDLIB = os.path.dirname(os.__file__)
-
-
-def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
-    found = cache.get(path)
-    if found is None:
-        found = cache[path] = not (path.startswith((_GPULINT, _TORCH, _STDLIB, "<")) or "site-packages" in path
-                                   or "dist-packages" in path)
-    return found
-
-
-def user_stack(limit: int = 8) -> list[list]:
-    """The caller's frames outside torch, gpulint, the standard library and installed packages,
-    innermost first (walking frames directly: `traceback` would read every source line)."""
-    frames = []
-    frame = sys._getframe(1)
-    while frame is not None and len(frames) < limit:
-        code = frame.f_code
-        if _is_user_file(code.co_filename):
-            frames.append([code.co_filename, frame.f_lineno, code.co_name])
-        frame = frame.f_back
-    return frames
-
 
 def _direction(src: torch.device, dst: torch.device) -> str:
     if src.type == "cpu" and dst.type != "cpu":
@@ -169,17 +140,22 @@ class _Touches:
 class TorchCollector(TorchDispatchMode):
     """Writes every aten op's storages to a trace (see module docstring)."""
 
-    def __init__(self, writer: TraceWriter) -> None:
+    def __init__(self, recorder: Recorder) -> None:
         super().__init__()
-        self.writer = writer
-        self.t = 0
+        self.recorder = recorder
         self.ids: dict[int, int] = {}  # storage address key -> object id
-        self.next_id = 1
         self.touches: dict[int, _Touches] = {}
-        self.lock = threading.RLock()  # backward ops may run on the autograd engine's threads
-        self.last_site: list = []
+        self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
         self.pool = (-1, -1)
         self.cuda_seen = False
+
+    @property
+    def t(self) -> int:
+        return self.recorder.t
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self.recorder.t = value
 
     # ------------------------------------------------------------------ objects
     def _key(self, tensor: torch.Tensor) -> int:
@@ -191,12 +167,11 @@ class TorchCollector(TorchDispatchMode):
         oid = self.ids.get(key)
         if oid is not None:
             return oid
-        oid = self.next_id
-        self.next_id += 1
+        oid = self.recorder.new_object()
         self.ids[key] = oid
         self.t += 1
         nbytes = int(storage.nbytes())
-        self.writer.write({"ev": "alloc", "t": self.t, "obj": oid, "size": nbytes,
+        self.recorder.write({"ev": "alloc", "t": self.t, "obj": oid, "size": nbytes,
                            "stream": 0, "api": api, "framework": "torch", "device": str(tensor.device),
                            "site": site})
         self.touches[oid] = _Touches(nbytes // max(1, tensor.element_size()), tensor.element_size())
@@ -209,12 +184,8 @@ class TorchCollector(TorchDispatchMode):
             if self.ids.get(key) == oid:
                 del self.ids[key]
             self.t += 1
-            try:
-                # Dropped by no user frame (the program's globals at its end): its last statement.
-                self.writer.write({"ev": "free", "t": self.t, "obj": oid, "stream": 0,
-                                   "site": user_stack() or self.last_site})
-            except ValueError:
-                pass  # the trace was closed first (objects alive at the end)
+            # Dropped by no user frame (the program's globals at its end): its last statement.
+            self.recorder.write({"ev": "free", "t": self.t, "obj": oid, "stream": 0, "site": self.recorder.site()})
 
     # ------------------------------------------------------------------ element accesses
     def _mask(self, oid: int, tensor: torch.Tensor, counts: np.ndarray | None = None) -> np.ndarray | None:
@@ -259,11 +230,7 @@ class TorchCollector(TorchDispatchMode):
         if returns and all(r.alias_info is not None and not r.alias_info.is_write for r in returns):
             return func(*args, **kwargs)  # a view: no memory is touched
         with self.lock:
-            site = user_stack()
-            if site:
-                self.last_site = site
-            else:
-                site = self.last_site  # autograd's engine thread: the frame that called backward()
+            site = self.recorder.site()  # on autograd's engine thread: the frame that called backward()
             return self._dispatch(func, name, schema, args, kwargs, site)
 
     def _dispatch(self, func, name: str, schema, args: tuple, kwargs: dict, site: list):
@@ -296,7 +263,7 @@ class TorchCollector(TorchDispatchMode):
                 return out
             if name in _TO_HOST and reads:
                 oid, tensor = reads[0]
-                self.writer.write({"ev": "memcpy", "t": self.t, "dst": None, "src": oid,
+                self.recorder.write({"ev": "memcpy", "t": self.t, "dst": None, "src": oid,
                                    "size": tensor.element_size(), "kind": "d2h", "stream": 0,
                                    "src_offset": tensor.storage_offset() * tensor.element_size(), "site": site})
                 return out
@@ -325,7 +292,7 @@ class TorchCollector(TorchDispatchMode):
         if dst is None or not isinstance(src, torch.Tensor):
             return False
         src_oid = self.ids.get(self._key(src))
-        self.writer.write({"ev": "memcpy", "t": self.t, "dst": dst_oid, "src": src_oid,
+        self.recorder.write({"ev": "memcpy", "t": self.t, "dst": dst_oid, "src": src_oid,
                            "size": int(dst.numel() * dst.element_size()), "kind": _direction(src.device, dst.device),
                            "stream": 0, "dst_offset": dst.storage_offset() * dst.element_size(),
                            "src_offset": src.storage_offset() * src.element_size(), "site": site})
@@ -333,7 +300,7 @@ class TorchCollector(TorchDispatchMode):
 
     def _memset(self, oid: int, tensor: torch.Tensor, site: list) -> None:
         covers = _covers_storage(tensor)
-        self.writer.write({"ev": "memset", "t": self.t, "obj": oid,
+        self.recorder.write({"ev": "memset", "t": self.t, "obj": oid,
                            "size": int(tensor.untyped_storage().nbytes() if covers else tensor.numel() * tensor.element_size()),
                            "offset": 0 if covers else tensor.storage_offset() * tensor.element_size(),
                            "stream": 0, "site": site})
@@ -341,7 +308,7 @@ class TorchCollector(TorchDispatchMode):
     def _launch(self, name: str, reads: list, writes: list, site: list, indexed) -> None:
         read_ids = list(dict.fromkeys(oid for oid, _ in reads))
         write_ids = list(dict.fromkeys(oid for oid, _ in writes))
-        self.writer.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": read_ids,
+        self.recorder.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": read_ids,
                            "writes": write_ids, "site": site})
         # Per object and role (read, write): False (not touched), True (every element) or a mask.
         touched: dict[int, list] = {}
@@ -368,7 +335,7 @@ class TorchCollector(TorchDispatchMode):
         state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated())
         if state != self.pool:
             self.pool = state
-            self.writer.write({"ev": "pool", "t": self.t, "pool": "torch.cuda", "reserved": state[0],
+            self.recorder.write({"ev": "pool", "t": self.t, "pool": "torch.cuda", "reserved": state[0],
                                "allocated": state[1]})
 
     # ------------------------------------------------------------------ the end
@@ -378,9 +345,9 @@ class TorchCollector(TorchDispatchMode):
             if not info.partial:
                 continue
             for t, read, write in info.ops:
-                self.writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
+                self.recorder.writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
                                        granularity=info.itemsize)
-            self.writer.add_counts(oid, None, info.counts, granularity=info.itemsize)
+            self.recorder.writer.add_counts(oid, None, info.counts, granularity=info.itemsize)
 
 
 def _packed(part: Any) -> Any:
@@ -396,25 +363,16 @@ def _unpacked(part: Any, elements: int) -> np.ndarray | None:
     return np.unpackbits(part, count=elements).astype(bool)
 
 
-class trace:
-    """`with gpulint.trace("out.trace.jsonl"): ...` records the PyTorch ops of the block."""
+class _Installed:
+    def __init__(self, mode: TorchCollector) -> None:
+        self.mode = mode
+        mode.__enter__()
 
-    def __init__(self, path: str = "gpulint.trace.jsonl") -> None:
-        self.path = path
-        self.writer: TraceWriter | None = None
-        self.mode: TorchCollector | None = None
+    def uninstall(self) -> None:
+        self.mode.__exit__(None, None, None)
+        self.mode.write_accesses()
 
-    def __enter__(self) -> "trace":
-        device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
-        self.writer = TraceWriter(self.path, collector="torch", argv=list(sys.argv), device=device,
-                                  granularity=4, pid=os.getpid(), flush_interval=0.05)
-        self.mode = TorchCollector(self.writer)
-        self.mode.__enter__()
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        assert self.mode is not None and self.writer is not None
-        self.mode.__exit__(*exc)
-        with self.mode.lock:
-            self.mode.write_accesses()
-        self.writer.close()
+def install(recorder: Recorder, module: Any = None) -> _Installed:
+    """Start recording the PyTorch ops of this thread (and of the autograd threads it starts)."""
+    return _Installed(TorchCollector(recorder))

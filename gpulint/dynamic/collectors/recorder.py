@@ -1,0 +1,171 @@
+"""What the Python collectors share: one trace, one clock, one object numbering, the user's
+stack; and `session`, which installs every collector whose framework the program imports.
+
+Each framework's collector is installed when the program imports the framework (or at once if it
+already has): importing PyTorch, CuPy and Numba up front would add seconds to programs that use
+one of them, and Numba's memory manager must be chosen before its first CUDA context.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+import threading
+from typing import Any, Callable
+
+from gpulint.dynamic.trace import TraceWriter
+
+_GPULINT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_STDLIB = os.path.dirname(os.__file__)
+_SKIPPED_PARTS = ("site-packages", "dist-packages")
+
+
+class Recorder:
+    """The trace being written, with the counters every collector draws from."""
+
+    def __init__(self, writer: TraceWriter) -> None:
+        self.writer = writer
+        self.t = 0
+        self.next_id = 1
+        self.lock = threading.RLock()  # frees and backward ops arrive on other threads
+        self.last_site: list = []
+        self.closed = False
+        self.notes: list[str] = []  # what the collectors could not see, for the report
+
+    def tick(self) -> int:
+        self.t += 1
+        return self.t
+
+    def new_object(self) -> int:
+        oid = self.next_id
+        self.next_id += 1
+        return oid
+
+    def write(self, event: dict[str, Any]) -> None:
+        if not self.closed:
+            self.writer.write(event)
+
+    def site(self) -> list:
+        """The user's frames, innermost first; the last known ones when there are none (a free
+        from interpreter internals, an op on autograd's thread)."""
+        found = user_stack(2)
+        if found:
+            self.last_site = found
+            return found
+        return self.last_site
+
+
+def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
+    found = cache.get(path)
+    if found is None:
+        found = cache[path] = not (path.startswith((_GPULINT, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS))
+    return found
+
+
+def user_stack(skip: int = 1, limit: int = 8) -> list[list]:
+    """The caller's frames outside gpulint, the standard library and installed packages,
+    innermost first (walking frames directly: `traceback` would read every source line)."""
+    frames = []
+    frame = sys._getframe(skip)
+    while frame is not None and len(frames) < limit:
+        code = frame.f_code
+        if _is_user_file(code.co_filename):
+            frames.append([code.co_filename, frame.f_lineno, code.co_name])
+        frame = frame.f_back
+    return frames
+
+
+# ---------------------------------------------------------------------- post-import hooks
+class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs a callback once a named module has been imported (Python has no post-import hook)."""
+
+    def __init__(self, name: str, callback: Callable[[Any], None]) -> None:
+        self.name, self.callback, self.busy = name, callback, False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name or self.busy:
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None:
+            return None
+        self.loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        self.callback(module)
+
+
+def when_imported(name: str, callback: Callable[[Any], None]) -> Callable[[], None]:
+    """Call `callback(module)` now if `name` is imported, else right after the program imports
+    it.  Returns a function that cancels the hook."""
+    if name in sys.modules:
+        callback(sys.modules[name])
+        return lambda: None
+    hook = _AfterImport(name, callback)
+    sys.meta_path.insert(0, hook)
+    return lambda: hook in sys.meta_path and sys.meta_path.remove(hook)
+
+
+# ---------------------------------------------------------------------- the session
+class session:
+    """`with gpulint.trace("out.trace.jsonl"): ...`: record what the block does with PyTorch,
+    CuPy, Numba and cuda-python (each as soon as the block imports it)."""
+
+    FRAMEWORKS = (
+        ("torch", "gpulint.dynamic.collectors.torch_collector"),
+        ("cupy", "gpulint.dynamic.collectors.cupy_collector"),
+        ("numba.cuda", "gpulint.dynamic.collectors.numba_collector"),
+        ("cuda.bindings.runtime", "gpulint.dynamic.collectors.cuda_python_collector"),
+        ("cuda.bindings.driver", "gpulint.dynamic.collectors.cuda_python_collector"),
+    )
+
+    def __init__(self, path: str = "gpulint.trace.jsonl") -> None:
+        self.path = path
+        self.recorder: Recorder | None = None
+        self.installed: list[Any] = []  # collectors with an uninstall()
+        self.cancels: list[Callable[[], None]] = []
+
+    def __enter__(self) -> "session":
+        writer = TraceWriter(self.path, collector="python", argv=list(sys.argv), device=None, granularity=4,
+                             pid=os.getpid(), flush_interval=0.05)
+        self.recorder = Recorder(writer)
+        for module_name, collector in self.FRAMEWORKS:
+            self.cancels.append(when_imported(module_name, lambda module, c=collector: self._install(c, module)))
+        return self
+
+    def _install(self, collector: str, module: Any) -> None:
+        import importlib
+
+        assert self.recorder is not None
+        try:
+            installed = importlib.import_module(collector).install(self.recorder, module)
+        except Exception as exc:  # a framework version we do not know: say so, never break the program
+            print(f"gpulint: could not attach to {module.__name__} ({type(exc).__name__}: {exc}); "
+                  f"its work is not in the trace", file=sys.stderr)
+            return
+        if installed is not None:
+            self.installed.append(installed)
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self.recorder is not None
+        for cancel in self.cancels:
+            cancel()
+        with self.recorder.lock:
+            for collector in reversed(self.installed):
+                collector.uninstall()
+            for note in dict.fromkeys(self.recorder.notes):
+                self.recorder.write({"ev": "note", "text": note})
+            self.recorder.closed = True
+            self.recorder.writer.close()
