@@ -154,7 +154,9 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
             nbytes = int(raw.get("size") or 0)
             name = raw.get("name") or f"{api}#{obj} ({human_bytes(nbytes)})"
             history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=sizes[nbytes],
-                                    kind=_kind(raw), origin="dynamic", bytes=nbytes, obj_id=obj)
+                                    kind=_kind(raw), origin="dynamic", bytes=nbytes, obj_id=obj,
+                                    # a collector that cannot see launches: no lifetime judgement
+                                    incomplete=bool(raw.get("uses_unknown")))
             by_obj[obj] = history
         elif ev == "free":
             history = by_obj.get(raw.get("obj"))

@@ -63,9 +63,18 @@ def _elements(tensor: torch.Tensor) -> int:
 
 
 def _covers_storage(tensor: torch.Tensor) -> bool:
-    """The view reaches every element of its storage (the common, cheap case)."""
-    return (tensor.storage_offset() == 0 and tensor.is_contiguous()
-            and tensor.numel() * tensor.element_size() == tensor.untyped_storage().nbytes())
+    """The view reaches every element of its storage exactly once (contiguous, or a permutation
+    of a contiguous layout such as `w.t()`): the common, cheap case."""
+    if tensor.storage_offset() != 0 or tensor.numel() * tensor.element_size() != tensor.untyped_storage().nbytes():
+        return False
+    if tensor.is_contiguous():
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _view_of(flat: np.ndarray, tensor: torch.Tensor) -> np.ndarray:

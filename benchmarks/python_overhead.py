@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Overhead of the PyTorch collector on small training loops (an MLP and a small CNN), natively
+and under `gpulint.trace`, on the CPU and, when there is one, on the GPU, in one run.  Each
+figure is the median of `--repeat` timed loops after a warm-up loop.  Target: <= 1.5x on the GPU.
+A benchmark: it always exits 0.
+
+    python benchmarks/python_overhead.py --repeat 3 --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def models(torch):
+    nn = torch.nn
+    mlp = (lambda: nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10)),
+           lambda device: (torch.randn(256, 784, device=device), torch.randint(0, 10, (256,), device=device)))
+    cnn = (lambda: nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Flatten(), nn.Linear(64 * 8 * 8, 10)),
+           lambda device: (torch.randn(64, 3, 32, 32, device=device), torch.randint(0, 10, (64,), device=device)))
+    return {"mlp": mlp, "cnn": cnn}
+
+
+def train(torch, model, batch, steps: int, device: str) -> float:
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x, y = batch
+    if device == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(steps):
+        optimiser.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimiser.step()
+    float(loss.detach())
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    import torch
+
+    import gpulint
+
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    rows = []
+    folder = Path(tempfile.mkdtemp(prefix="gpulint-pyoverhead-"))
+    for device in devices:
+        for name, (make, data) in models(torch).items():
+            torch.manual_seed(0)
+            model, batch = make().to(device), data(device)
+            train(torch, model, batch, 2, device)  # warm-up: kernels, allocator, autograd
+            native = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
+            traced = []
+            for i in range(args.repeat):
+                with gpulint.trace(str(folder / f"{device}-{name}-{i}.jsonl")):
+                    traced.append(train(torch, model, batch, args.steps, device))
+            ratio = statistics.median(traced) / native
+            events = sum(1 for _ in open(folder / f"{device}-{name}-0.jsonl"))
+            rows.append({"device": device, "model": name, "steps": args.steps, "native_s": round(native, 4),
+                         "traced_s": round(statistics.median(traced), 4), "slowdown": round(ratio, 2),
+                         "events_per_loop": events})
+            print(f"{device:<5} {name:<4} {args.steps} steps: native {native:.3f}s  traced {statistics.median(traced):.3f}s"
+                  f"  {ratio:.2f}x  ({events} trace lines)", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "device": torch.cuda.get_device_name() if "cuda" in devices
+                                         else os.uname().machine}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
