@@ -82,7 +82,10 @@ class NumbaCollector:
             self._replace(driver, name, self._copy_wrapper(getattr(driver, name), kind))
         self._replace(driver, "device_memset", self._memset_wrapper(driver.device_memset))
         self._replace(dispatcher.CUDADispatcher, "call", self._call_wrapper(dispatcher.CUDADispatcher.call))
-        self._replace(dispatcher, "launch", self._launch_wrapper(dispatcher.launch))
+        if hasattr(dispatcher, "launch"):  # numba-cuda on cuda.core: launch(stream, config, kernel, *args)
+            self._replace(dispatcher, "launch", self._launch_wrapper(dispatcher.launch, first_arg=3))
+        else:  # older numba-cuda: driver.launch_kernel(function, grid..., block..., shared, stream, args)
+            self._replace(driver, "launch_kernel", self._launch_wrapper(driver.launch_kernel, first_arg=None))
 
     def _replace(self, owner: Any, name: str, value: Any) -> None:
         self.saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)))
@@ -162,13 +165,17 @@ class NumbaCollector:
 
         return call
 
-    def _launch_wrapper(self, original):
+    def _launch_wrapper(self, original, first_arg: int | None):
         """The launch itself, once Numba has copied host arguments in: its flattened arguments
         are scanned for addresses inside known allocations (as the native collector does)."""
         collector = self
 
-        def launch(stream, config, kernel, *kernelargs):
-            result = original(stream, config, kernel, *kernelargs)
+        def launch(*call_args, **call_kwargs):
+            result = original(*call_args, **call_kwargs)
+            if first_arg is None:  # launch_kernel(..., hstream, args, cooperative)
+                stream, kernelargs = (call_args[8] if len(call_args) > 8 else 0), (call_args[9] if len(call_args) > 9 else ())
+            else:
+                stream, kernelargs = call_args[0], call_args[first_arg:]
             with collector.recorder.lock:
                 ids: list[int] = []
                 for arg in kernelargs:
