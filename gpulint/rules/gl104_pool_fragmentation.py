@@ -51,7 +51,8 @@ def pool_fragmentation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         by_pool.setdefault(str(event.get("pool", "default")), []).append(event)
     for name, events in sorted(by_pool.items()):
         reserved = max(int(e.get("reserved") or 0) for e in events)
-        live = max(int(e.get("allocated") or 0) for e in events)
+        # A sampling collector also gives the allocator's own peak of allocated bytes.
+        live = max(int(e.get("allocated_peak") or e.get("allocated") or 0) for e in events)
         if live <= 0 or reserved < (1 + OVERHEAD_LIMIT) * live:
             continue
         overhead = (reserved - live) / live

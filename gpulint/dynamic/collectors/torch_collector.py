@@ -24,6 +24,7 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 """
 from __future__ import annotations
 
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,7 +156,8 @@ class TorchCollector(TorchDispatchMode):
         self.ids: dict[int, int] = {}  # storage address key -> object id
         self.touches: dict[int, _Touches] = {}
         self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
-        self.pool = (-1, -1)
+        self.pool = (-1, -1, -1)
+        self.pool_sampled = 0.0
         self.cuda_seen = False
 
     @property
@@ -337,15 +339,22 @@ class TorchCollector(TorchDispatchMode):
         for oid, (read, write) in touched.items():
             self._note(oid, self.t, read, write)
 
-    def _pool_state(self) -> None:
-        """The caching allocator's reserved and allocated bytes, when they changed (CUDA only)."""
+    def _pool_state(self, force: bool = False) -> None:
+        """The caching allocator's reserved bytes and its peak of allocated bytes (CUDA only).
+        Reading them builds PyTorch's whole statistics dict (~50 us), so they are sampled at most
+        every 10 ms, and at the end: reserved bytes only fall on `empty_cache()`, and the peak of
+        allocated bytes is kept by PyTorch, so the samples still give both peaks."""
         if not self.cuda_seen:
             return
-        state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated())
+        now = time.monotonic()
+        if not force and now - self.pool_sampled < 0.01:
+            return
+        self.pool_sampled = now
+        state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
         if state != self.pool:
             self.pool = state
             self.recorder.write({"ev": "pool", "t": self.t, "pool": "torch.cuda", "reserved": state[0],
-                               "allocated": state[1]})
+                                 "allocated": state[1], "allocated_peak": state[2]})
 
     # ------------------------------------------------------------------ the end
     def write_accesses(self) -> None:
@@ -379,6 +388,7 @@ class _Installed:
 
     def uninstall(self) -> None:
         self.mode.__exit__(None, None, None)
+        self.mode._pool_state(force=True)
         self.mode.write_accesses()
 
 
