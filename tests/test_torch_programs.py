@@ -52,3 +52,48 @@ def test_measured_figures(tmp_path: Path) -> None:
     assert hot.properties["coefficient_of_variation"] > 5  # row 0 is hit 1,001 times, the others once
     slices = next(f for f in traced(PROGRAMS / "gl010_slices.py", tmp_path / "c.jsonl") if f.code == "GL010")
     assert slices.properties["slices"] == 4
+
+
+CONFIRM_PROGRAM = """\
+import sys
+import torch
+
+dev = "cpu" if len(sys.argv) < 3 else sys.argv[2]
+steps = int(sys.argv[1])
+
+
+def main():
+    w = torch.ones(64, 64, device=dev)
+    x = torch.ones(64, 64, device=dev)
+    for _ in range(3):
+        x = torch.tanh(x @ x)
+    y = x @ w
+    z = torch.zeros(64, 64, device=dev)
+    for _ in range(steps):
+        y = torch.relu(y @ y)
+    print(float(y.sum()), float(z.sum()))
+
+
+main()
+"""
+
+
+def test_check_confirm_on_a_python_file(tmp_path: Path) -> None:
+    """Static findings of a .py file, marked by a run of it: `w` waits for a loop that ran
+    (GL001 confirmed); `z` waits for a loop that ran zero times (GL001 refuted)."""
+    import json
+
+    from test_cli import run
+
+    program = tmp_path / "prog.py"
+    program.write_text(CONFIRM_PROGRAM)
+    argv, path = list(sys.argv), list(sys.path)
+    try:
+        assert pyrun.main(["-o", str(tmp_path / "t.jsonl"), "--", str(program), "0"]) == 0
+    finally:
+        sys.argv[:], sys.path[:] = argv, path
+    result = run("check", "--isolated", "--no-cache", "--format", "json", "--confirm", str(tmp_path / "t.jsonl"),
+                 str(program), cwd=tmp_path)
+    marks = {(f["code"], f["location"]["row"]): f["properties"].get("confirmation") for f in json.loads(result.stdout)}
+    assert marks[("GL001", 9)] == "confirmed", marks
+    assert marks[("GL001", 14)] == "refuted", marks
