@@ -10,12 +10,11 @@ traced.
 """
 from __future__ import annotations
 
-import bisect
 import ctypes
 import sys
 from typing import Any, Callable
 
-from gpulint.dynamic.collectors.recorder import Recorder, _is_user_file
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, _is_user_file
 
 _ALLOCS = ("cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cuMemAlloc", "cuMemAllocManaged",
            "cuMemAllocAsync", "cuMemAllocHost")
@@ -68,8 +67,7 @@ def _address(value: Any) -> int | None:
 class CudaPythonCollector:
     def __init__(self, recorder: Recorder, modules: list[Any]) -> None:
         self.recorder = recorder
-        self.bases: list[int] = []
-        self.live: dict[int, tuple[int, int]] = {}  # base -> (object id, size)
+        self.objects = LiveObjects()
         self.names: dict[int, str] = {}  # CUfunction / CUkernel address -> kernel name
         self.streams: dict[int, int] = {}
         self.saved: list[tuple[Any, str, Any]] = []
@@ -92,13 +90,7 @@ class CudaPythonCollector:
     # ------------------------------------------------------------------ bookkeeping
     def _find(self, value: Any) -> tuple[int, int] | None:
         address = _address(value)
-        if address is None:
-            return None
-        i = bisect.bisect_right(self.bases, address) - 1
-        if i < 0:
-            return None
-        oid, size = self.live[self.bases[i]]
-        return (oid, address - self.bases[i]) if address < self.bases[i] + max(size, 1) else None
+        return self.objects.find(address) if address is not None else None
 
     def _stream(self, args: tuple, name: str) -> int:
         index = _STREAM_ARG.get(name)
@@ -133,16 +125,15 @@ class CudaPythonCollector:
             if base is None:
                 return
             oid = rec.new_object()
-            bisect.insort(self.bases, base)
-            self.live[base] = (oid, size)
+            self.objects.add(base, oid, size)
             rec.write({"ev": "alloc", "t": rec.tick(), "obj": oid, "addr": base, "size": size,
                        "stream": self._stream(args, name), "api": name, "library": "cuda-python",  # not refcounted: leaks count
                        **({"pinned": True} if "Host" in name else {}), "site": rec.site()})
         elif name in _FREES:
             base = _address(args[0])
-            if base in self.live:
-                oid, _ = self.live.pop(base)
-                self.bases.pop(bisect.bisect_left(self.bases, base))
+            if base in self.objects.items:
+                oid, _ = self.objects.items[base]
+                self.objects.remove(base, oid)
                 rec.write({"ev": "free", "t": rec.tick(), "obj": oid, "stream": self._stream(args, name),
                            "site": rec.site()})
         elif name in _COPIES:

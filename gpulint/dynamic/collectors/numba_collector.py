@@ -10,38 +10,11 @@ known and the trace says so.
 """
 from __future__ import annotations
 
-import bisect
 import threading
 import weakref
 from typing import Any
 
-from gpulint.dynamic.collectors.recorder import Recorder
-
-
-class _Objects:
-    """Live device allocations by base address, for "which object does this pointer point into"."""
-
-    def __init__(self) -> None:
-        self.bases: list[int] = []
-        self.items: dict[int, tuple[int, int]] = {}  # base -> (object id, size)
-
-    def add(self, base: int, oid: int, size: int) -> None:
-        bisect.insort(self.bases, base)
-        self.items[base] = (oid, size)
-
-    def remove(self, base: int, oid: int) -> None:
-        if self.items.get(base, (None,))[0] == oid:
-            del self.items[base]
-            self.bases.pop(bisect.bisect_left(self.bases, base))
-
-    def find(self, address: int) -> tuple[int, int] | None:
-        """(object id, offset) of the allocation containing `address`."""
-        i = bisect.bisect_right(self.bases, address) - 1
-        if i < 0:
-            return None
-        base = self.bases[i]
-        oid, size = self.items[base]
-        return (oid, address - base) if address < base + max(size, 1) else None
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder
 
 
 def _pointer(obj: Any) -> int | None:
@@ -63,7 +36,7 @@ class NumbaCollector:
         from numba.cuda.cudadrv import driver
 
         self.recorder, self.driver, self.dispatcher = recorder, driver, dispatcher
-        self.objects = _Objects()
+        self.objects = LiveObjects()
         self.saved: list[tuple[Any, str, Any]] = []
         collector = self
 

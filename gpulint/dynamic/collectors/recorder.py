@@ -7,6 +7,7 @@ one of them, and Numba's memory manager must be chosen before its first CUDA con
 """
 from __future__ import annotations
 
+import bisect
 import importlib.abc
 import importlib.util
 import os
@@ -74,6 +75,33 @@ def user_stack(skip: int = 1, limit: int = 8) -> list[list]:
             frames.append([code.co_filename, frame.f_lineno, code.co_name])
         frame = frame.f_back
     return frames
+
+
+class LiveObjects:
+    """Live device allocations by base address, for "which object does this pointer point into"
+    (collectors that see raw addresses: Numba, cuda-python)."""
+
+    def __init__(self) -> None:
+        self.bases: list[int] = []
+        self.items: dict[int, tuple[int, int]] = {}  # base -> (object id, size)
+
+    def add(self, base: int, oid: int, size: int) -> None:
+        bisect.insort(self.bases, base)
+        self.items[base] = (oid, size)
+
+    def remove(self, base: int, oid: int) -> None:
+        if self.items.get(base, (None,))[0] == oid:
+            del self.items[base]
+            self.bases.pop(bisect.bisect_left(self.bases, base))
+
+    def find(self, address: int) -> tuple[int, int] | None:
+        """(object id, offset) of the allocation containing `address`."""
+        i = bisect.bisect_right(self.bases, address) - 1
+        if i < 0:
+            return None
+        base = self.bases[i]
+        oid, size = self.items[base]
+        return (oid, address - base) if address < base + max(size, 1) else None
 
 
 # ---------------------------------------------------------------------- post-import hooks
