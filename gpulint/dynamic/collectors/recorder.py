@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import importlib.abc
 import importlib.util
+import json
 import os
 import sys
 import threading
@@ -31,6 +32,8 @@ class Recorder:
         self.next_id = 1
         self.lock = threading.RLock()  # frees and backward ops arrive on other threads
         self.last_site: list = []
+        self.last_site_json = "[]"
+        self._encoded: dict[tuple, str] = {}
         self.closed = False
         self.notes: list[str] = []  # what the collectors could not see, for the report
 
@@ -47,6 +50,10 @@ class Recorder:
         if not self.closed:
             self.writer.write(event)
 
+    def write_line(self, line: str) -> None:
+        if not self.closed:
+            self.writer.write_line(line)
+
     def site(self) -> list:
         """The user's frames, innermost first; the last known ones when there are none (a free
         from interpreter internals, an op on autograd's thread)."""
@@ -56,12 +63,50 @@ class Recorder:
             return found
         return self.last_site
 
+    def site_json(self, skip: int = 2) -> str:
+        """`site()` already encoded as JSON, for collectors that write an event per op: the walk
+        keeps (code, line) pairs and each distinct stack is encoded once."""
+        key = user_code_stack(skip + 1)
+        if not key:
+            return self.last_site_json
+        text = self._encoded.get(key)
+        if text is None:
+            codes = [(code_of(code_id), line) for code_id, line in key]
+            text = self._encoded[key] = json.dumps([[code.co_filename, line, code.co_name] for code, line in codes],
+                                                   separators=(",", ":"))
+        self.last_site_json = text
+        return text
+
 
 def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
     found = cache.get(path)
     if found is None:
         found = cache[path] = not (path.startswith((_GPULINT, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS))
     return found
+
+
+def user_code_stack(skip: int = 1, limit: int = 8, users: dict = {}) -> tuple:  # noqa: B006 - a deliberate memo
+    """`user_stack` as (id of the code object, line) pairs, for callers that cache by stack: no
+    lists or strings built per call, and code objects are looked up by id because hashing one
+    hashes its whole body.  `users` keeps each code object it has seen alive, so ids stay unique."""
+    frames = []
+    frame = sys._getframe(skip)
+    while frame is not None:
+        code = frame.f_code
+        known = users.get(id(code))
+        if known is None:
+            known = users[id(code)] = (code, _is_user_file(code.co_filename))
+        if known[1]:
+            frames.append((id(code), frame.f_lineno))
+            if len(frames) == limit:
+                break
+        frame = frame.f_back
+    return tuple(frames)
+
+
+def code_of(code_id: int) -> Any:
+    """The code object `user_code_stack` named by its id."""
+    return user_code_stack.__defaults__[2][code_id][0]
 
 
 def user_stack(skip: int = 1, limit: int = 8) -> list[list]:

@@ -147,32 +147,74 @@ class _Touches:
     counts: np.ndarray | None = None
 
 
+# Roles of a tensor argument in an op.
+_READ, _READ_WRITE, _OVERWRITE_ROLE = 0, 1, 2
+_INDEX_OPS = {"aten::index_select", "aten::index_add_", "aten::index_copy_", "aten::index_fill_", "aten::embedding",
+              "aten::gather", "aten::scatter_", "aten::scatter_add_", "aten::scatter_reduce_", "aten::take",
+              "aten::index", "aten::index_put_", "aten::index_put", "aten::_index_put_impl_"}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the collector needs from an op's schema, worked out once per op overload (reading
+    the schema on every call cost more than the op itself on a launch-bound loop)."""
+
+    name: str
+    api: str  # the allocation API its outputs are recorded with
+    view: bool  # every return aliases an input without writing it: no memory is touched
+    tensors: tuple[tuple[int, str, int], ...]  # (position, keyword, role) of each tensor argument
+    indexed: bool
+
+
+def _plan(func) -> _Plan:
+    schema = func._schema
+    name = schema.name
+    returns = schema.returns
+    view = bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+    tensors = []
+    for index, spec in enumerate(schema.arguments):
+        if "Tensor" not in str(spec.type):
+            continue
+        write = spec.alias_info is not None and spec.alias_info.is_write
+        if write and (spec.name == "out" or (index == 0 and (name in _OVERWRITE or name == "aten::copy_"))):
+            role = _OVERWRITE_ROLE
+        else:
+            role = _READ_WRITE if write else _READ
+        tensors.append((index, spec.name, role))
+    return _Plan(name, "torch." + name.split("::")[-1], view, tuple(tensors), name in _INDEX_OPS)
+
+
+def _tensors(value: Any) -> tuple | list:
+    if isinstance(value, torch.Tensor):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+    return ()
+
+
 class TorchCollector(TorchDispatchMode):
     """Writes every aten op's storages to a trace (see module docstring)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # PyTorch would wrap `__torch_dispatch__` in `torch._disable_dynamo`, about 2 us per op;
+        # the mode's ops run eagerly whatever the wrapper says.
+        return False
 
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
         self.recorder = recorder
         self.ids: dict[int, int] = {}  # storage address key -> object id
+        self.refs: dict[int, weakref.ref] = {}  # object id -> weak reference to its storage (fires the free)
         self.touches: dict[int, _Touches] = {}
+        self.plans: dict[Any, _Plan] = {}
         self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
         self.pool = (-1, -1, -1)
         self.pool_sampled = 0.0
         self.cuda_seen = False
 
-    @property
-    def t(self) -> int:
-        return self.recorder.t
-
-    @t.setter
-    def t(self, value: int) -> None:
-        self.recorder.t = value
-
     # ------------------------------------------------------------------ objects
-    def _key(self, tensor: torch.Tensor) -> int:
-        return tensor.untyped_storage()._cdata
-
-    def _object(self, tensor: torch.Tensor, site: list, api: str) -> int:
+    def _object(self, tensor: torch.Tensor, site: str, api: str) -> int:
         storage = tensor.untyped_storage()
         key = storage._cdata
         oid = self.ids.get(key)
@@ -180,33 +222,36 @@ class TorchCollector(TorchDispatchMode):
             return oid
         oid = self.recorder.new_object()
         self.ids[key] = oid
-        self.t += 1
-        nbytes = int(storage.nbytes())
-        self.recorder.write({"ev": "alloc", "t": self.t, "obj": oid, "size": nbytes,
-                           "stream": 0, "api": api, "framework": "torch", "device": str(tensor.device),
-                           "site": site})
-        self.touches[oid] = _Touches(nbytes // max(1, tensor.element_size()), tensor.element_size())
-        self.cuda_seen = self.cuda_seen or tensor.is_cuda
-        weakref.finalize(storage, self._freed, key, oid)
+        t = self.recorder.tick()
+        nbytes = storage.nbytes()
+        itemsize = tensor.element_size()
+        self.recorder.write_line(f'{{"ev":"alloc","t":{t},"obj":{oid},"size":{nbytes},"stream":0,"api":"{api}",'
+                                 f'"framework":"torch","device":"{tensor.device}","site":{site}}}')
+        self.touches[oid] = _Touches(nbytes // max(1, itemsize), itemsize)
+        if not self.cuda_seen and tensor.is_cuda:
+            self.cuda_seen = True
+        self.refs[oid] = weakref.ref(storage, lambda _ref, key=key, oid=oid: self._freed(key, oid))
         return oid
 
     def _freed(self, key: int, oid: int) -> None:
         with self.lock:
+            self.refs.pop(oid, None)
             if self.ids.get(key) == oid:
                 del self.ids[key]
-            self.t += 1
+            t = self.recorder.tick()
             # Dropped by no user frame (the program's globals at its end): its last statement.
-            self.recorder.write({"ev": "free", "t": self.t, "obj": oid, "stream": 0, "site": self.recorder.site()})
+            self.recorder.write_line(f'{{"ev":"free","t":{t},"obj":{oid},"stream":0,"site":{self.recorder.site_json()}}}')
 
     # ------------------------------------------------------------------ element accesses
     def _mask(self, oid: int, tensor: torch.Tensor, counts: np.ndarray | None = None) -> np.ndarray | None:
         """The storage elements `tensor` touches (None: all); `counts` (over the view) when the
         op is an index op.  Partial accesses also add to the object's hit counts."""
         info = self.touches.get(oid)
-        if info is None or (counts is None and _covers_storage(tensor)):
+        if info is None or tensor.element_size() != info.itemsize:
+            return None  # unknown, or a view with another dtype: counted as a whole access
+        if counts is None and tensor.storage_offset() == 0 and tensor.numel() == info.elements and (
+                tensor.is_contiguous() or _covers_storage(tensor)):
             return None
-        if tensor.element_size() != info.itemsize:
-            return None  # a view with another dtype: counted as a whole access
         flat = np.zeros(info.elements, dtype=np.uint32)
         try:
             view = _view_of(flat, tensor)
@@ -234,93 +279,112 @@ class TorchCollector(TorchDispatchMode):
 
     # ------------------------------------------------------------------ ops
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        schema = func._schema
-        name = schema.name
-        returns = schema.returns
-        if returns and all(r.alias_info is not None and not r.alias_info.is_write for r in returns):
+        plan = self.plans.get(func)
+        if plan is None:
+            plan = self.plans[func] = _plan(func)
+        if kwargs is None:
+            kwargs = {}
+        if plan.view:
             return func(*args, **kwargs)  # a view: no memory is touched
         with self.lock:
-            site = self.recorder.site()  # on autograd's engine thread: the frame that called backward()
-            return self._dispatch(func, name, schema, args, kwargs, site)
+            site = self.recorder.site_json()  # on autograd's engine thread: the frame that called backward()
+            try:
+                return self._dispatch(func, plan, args, kwargs, site)
+            finally:
+                if self.cuda_seen:
+                    self._pool_state()
 
-    def _dispatch(self, func, name: str, schema, args: tuple, kwargs: dict, site: list):
+    def _dispatch(self, func, plan: _Plan, args: tuple, kwargs: dict, site: str):
         reads: list[tuple[int, torch.Tensor]] = []
         writes: list[tuple[int, torch.Tensor]] = []
         overwritten: list[tuple[int, torch.Tensor]] = []
-        for index, spec in enumerate(schema.arguments):
-            value = args[index] if index < len(args) else kwargs.get(spec.name)
-            tensors = [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
-            write = spec.alias_info is not None and spec.alias_info.is_write
-            for tensor in tensors:
+        count = len(args)
+        for position, keyword, role in plan.tensors:
+            value = args[position] if position < count else kwargs.get(keyword)
+            if value is None:
+                continue
+            for tensor in _tensors(value):
                 oid = self._object(tensor, site, "tensor")
-                if write and (spec.name == "out" or (index == 0 and name in _OVERWRITE)):
-                    overwritten.append((oid, tensor))
-                elif write and index == 0 and name == "aten::copy_":
-                    overwritten.append((oid, tensor))
-                elif write:
+                if role == _READ:
+                    reads.append((oid, tensor))
+                elif role == _READ_WRITE:
                     writes.append((oid, tensor))
                     reads.append((oid, tensor))
                 else:
-                    reads.append((oid, tensor))
-        indexed = _index_counts(name, args, kwargs) if reads else None
-        known = set(self.ids)
+                    overwritten.append((oid, tensor))
+        name = plan.name
+        indexed = _index_counts(name, args, kwargs) if plan.indexed and reads else None
         out = func(*args, **kwargs)
-        new = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and self._key(t) not in known]
-        created = [(self._object(t, site, f"torch.{name.split('::')[-1]}"), t) for t in new]
-        self.t += 1
-        try:
-            if name in _COPIES and self._copy(name, args, overwritten, created, site):
-                return out
-            if name in _TO_HOST and reads:
-                oid, tensor = reads[0]
-                self.recorder.write({"ev": "memcpy", "t": self.t, "dst": None, "src": oid,
-                                   "size": tensor.element_size(), "kind": "d2h", "stream": 0,
-                                   "src_offset": tensor.storage_offset() * tensor.element_size(), "site": site})
-                return out
-            if overwritten and not writes and not created:
-                for oid, tensor in overwritten:  # zero_, fill_, out=: a write, not a use
-                    self._memset(oid, tensor, site)
-                if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
-                    self.t += 1
-                    self._launch(name, reads, [], site, indexed)
-                return out
-            if name in _FILLING and created and not reads:
-                for oid, tensor in created:
-                    self._memset(oid, tensor, site)
-                return out
-            if name in _UNINITIALISED and not reads:
-                return out
-            self._launch(name, reads, writes + created + overwritten, site, indexed)
+        # Every input is known by now, so an output whose storage is not is new.
+        ids = self.ids
+        created = [(self._object(t, site, plan.api), t) for t in _tensors(out) if t.untyped_storage()._cdata not in ids]
+        t = self.recorder.tick()
+        if name in _COPIES and self._copy(t, name, args, overwritten, created, site):
             return out
-        finally:
-            self._pool_state()
+        if name in _TO_HOST and reads:
+            oid, tensor = reads[0]
+            self.recorder.write_line(f'{{"ev":"memcpy","t":{t},"dst":null,"src":{oid},"size":{tensor.element_size()},'
+                                     f'"kind":"d2h","stream":0,"src_offset":'
+                                     f'{tensor.storage_offset() * tensor.element_size()},"site":{site}}}')
+            return out
+        if overwritten and not writes and not created:
+            for oid, tensor in overwritten:  # zero_, fill_, out=: a write, not a use
+                self._memset(t, oid, tensor, site)
+            if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
+                self._launch(self.recorder.tick(), name, reads, [], site, indexed)
+            return out
+        if name in _FILLING and created and not reads:
+            for oid, tensor in created:
+                self._memset(t, oid, tensor, site)
+            return out
+        if name in _UNINITIALISED and not reads:
+            return out
+        self._launch(t, name, reads, writes + created + overwritten, site, indexed)
+        return out
 
-    def _copy(self, name: str, args: tuple, overwritten: list, created: list, site: list) -> bool:
+    def _copy(self, t: int, name: str, args: tuple, overwritten: list, created: list, site: str) -> bool:
         src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0]
         dst_oid, dst = (overwritten[0] if name == "aten::copy_" and overwritten else
                         created[0] if created else (None, None))
         if dst is None or not isinstance(src, torch.Tensor):
             return False
-        src_oid = self.ids.get(self._key(src))
-        self.recorder.write({"ev": "memcpy", "t": self.t, "dst": dst_oid, "src": src_oid,
-                           "size": int(dst.numel() * dst.element_size()), "kind": _direction(src.device, dst.device),
-                           "stream": 0, "dst_offset": dst.storage_offset() * dst.element_size(),
-                           "src_offset": src.storage_offset() * src.element_size(), "site": site})
+        src_oid = self.ids.get(src.untyped_storage()._cdata)
+        self.recorder.write_line(
+            f'{{"ev":"memcpy","t":{t},"dst":{dst_oid},"src":{"null" if src_oid is None else src_oid},'
+            f'"size":{dst.numel() * dst.element_size()},"kind":"{_direction(src.device, dst.device)}","stream":0,'
+            f'"dst_offset":{dst.storage_offset() * dst.element_size()},'
+            f'"src_offset":{src.storage_offset() * src.element_size()},"site":{site}}}')
         return True
 
-    def _memset(self, oid: int, tensor: torch.Tensor, site: list) -> None:
-        covers = _covers_storage(tensor)
-        self.recorder.write({"ev": "memset", "t": self.t, "obj": oid,
-                           "size": int(tensor.untyped_storage().nbytes() if covers else tensor.numel() * tensor.element_size()),
-                           "offset": 0 if covers else tensor.storage_offset() * tensor.element_size(),
-                           "stream": 0, "site": site})
+    def _memset(self, t: int, oid: int, tensor: torch.Tensor, site: str) -> None:
+        if _covers_storage(tensor):
+            size, offset = tensor.untyped_storage().nbytes(), 0
+        else:
+            size, offset = tensor.numel() * tensor.element_size(), tensor.storage_offset() * tensor.element_size()
+        self.recorder.write_line(f'{{"ev":"memset","t":{t},"obj":{oid},"size":{size},"offset":{offset},"stream":0,'
+                                 f'"site":{site}}}')
 
-    def _launch(self, name: str, reads: list, writes: list, site: list, indexed) -> None:
-        read_ids = list(dict.fromkeys(oid for oid, _ in reads))
-        write_ids = list(dict.fromkeys(oid for oid, _ in writes))
-        self.recorder.write({"ev": "launch", "t": self.t, "kernel": name, "stream": 0, "reads": read_ids,
-                           "writes": write_ids, "site": site})
+    def _whole(self, oid: int, tensor: torch.Tensor) -> bool:
+        """The tensor is its whole storage, laid out contiguously (the common case, checked cheaply)."""
+        info = self.touches.get(oid)
+        return info is not None and tensor.storage_offset() == 0 and tensor.numel() == info.elements \
+            and tensor.element_size() == info.itemsize and tensor.is_contiguous()
+
+    def _launch(self, t: int, name: str, reads: list, writes: list, site: str, indexed) -> None:
+        read_ids = dict.fromkeys(oid for oid, _ in reads)
+        write_ids = dict.fromkeys(oid for oid, _ in writes)
+        self.recorder.write_line(f'{{"ev":"launch","t":{t},"kernel":"{name}","stream":0,'
+                                 f'"reads":[{",".join(map(str, read_ids))}],'
+                                 f'"writes":[{",".join(map(str, write_ids))}],"site":{site}}}')
+        if indexed is None and all(self._whole(oid, tensor) for oid, tensor in reads) \
+                and all(self._whole(oid, tensor) for oid, tensor in writes):
+            touches = self.touches
+            for oid in {**read_ids, **write_ids}:
+                info = touches[oid]
+                if info.partial:
+                    info.counts += 1
+                info.ops.append((t, oid in read_ids, oid in write_ids))
+            return
         # Per object and role (read, write): False (not touched), True (every element) or a mask.
         touched: dict[int, list] = {}
         for role, group in ((0, reads), (1, writes)):
@@ -337,15 +401,13 @@ class TorchCollector(TorchDispatchMode):
                 elif entry[role] is not True:
                     entry[role] = True if part is True else entry[role] | part
         for oid, (read, write) in touched.items():
-            self._note(oid, self.t, read, write)
+            self._note(oid, t, read, write)
 
     def _pool_state(self, force: bool = False) -> None:
         """The caching allocator's reserved bytes and its peak of allocated bytes (CUDA only).
         Reading them builds PyTorch's whole statistics dict (~50 us), so they are sampled at most
         every 10 ms, and at the end: reserved bytes only fall on `empty_cache()`, and the peak of
         allocated bytes is kept by PyTorch, so the samples still give both peaks."""
-        if not self.cuda_seen:
-            return
         now = time.monotonic()
         if not force and now - self.pool_sampled < 0.01:
             return
@@ -353,7 +415,7 @@ class TorchCollector(TorchDispatchMode):
         state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
         if state != self.pool:
             self.pool = state
-            self.recorder.write({"ev": "pool", "t": self.t, "pool": "torch.cuda", "reserved": state[0],
+            self.recorder.write({"ev": "pool", "t": self.recorder.t, "pool": "torch.cuda", "reserved": state[0],
                                  "allocated": state[1], "allocated_peak": state[2]})
 
     # ------------------------------------------------------------------ the end
@@ -388,7 +450,8 @@ class _Installed:
 
     def uninstall(self) -> None:
         self.mode.__exit__(None, None, None)
-        self.mode._pool_state(force=True)
+        if self.mode.cuda_seen:
+            self.mode._pool_state(force=True)
         self.mode.write_accesses()
 
 
