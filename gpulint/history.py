@@ -307,7 +307,8 @@ class ObjectHistory:
     size: Size | None = None
     # device | managed | async | pinned (CUDA); segment (a caching allocator's, seen by a run);
     # tensor (freed by reference counting) | raw
-    # (a driver-level allocation freed by reference counting: Numba device_array, cupy.cuda.alloc)
+    # (a driver-level allocation freed by reference counting: Numba device_array, cupy.cuda.alloc);
+    # host (a run's CPU tensor in a program that also has device tensors: host memory)
     kind: str = "device"
     origin: str = "static"  # static | dynamic
     member: bool = False  # a struct member slot tracked by name across functions

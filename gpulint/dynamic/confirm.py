@@ -9,8 +9,9 @@ copy's site).  Each static finding becomes
   right away on every path the run took);
 * **unobserved** — the run never executed that site.
 
-Rules the run cannot judge (GL102: host staging is a property of the code, not of the memory)
-keep no mark.  Findings only the run shows are added, marked `trace-only`.
+GL101 also meets the run at a cache flush's site (`torch.cuda.empty_cache()`), and GL102 at
+the transfer's: it holds when the tensor copied there was made on the host by a factory and
+nothing else read it.  Findings only the run shows are added, marked `trace-only`.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from gpulint.history import Op
 
 # Rules a run can judge at the allocation site, and those judged at a transfer's site.
 _AT_ALLOCATION = frozenset({"GL001", "GL002", "GL003", "GL004", "GL005", "GL006", "GL008", "GL101"})
-_AT_TRANSFER = frozenset({"GL007", "GL103"})
+_AT_TRANSFER = frozenset({"GL007", "GL102", "GL103"})
 
 
 def _site(path: str, row: int) -> tuple[str, int]:
@@ -42,15 +43,18 @@ class _Index:
         self.objects: dict[tuple, list] = defaultdict(list)
         self.transfers: dict[tuple, list] = defaultdict(list)
         self.findings: dict[tuple, list[Finding]] = defaultdict(list)
+        self.flushes: dict[tuple, list] = defaultdict(list)
         for h in analysis.run.by_obj.values():
             loc = h.alloc.location
             for key in (_site(loc.path, loc.row), _short(loc.path, loc.row)):
                 self.objects[key].append(h)
         for event in analysis.run.unit.timelines[0].events:
-            if event.op in (Op.COPY, Op.MEMSET):
+            table = self.transfers if event.op in (Op.COPY, Op.MEMSET) else self.flushes if event.op is Op.FLUSH \
+                else None
+            if table is not None:
                 loc = event.location
                 for key in (_site(loc.path, loc.row), _short(loc.path, loc.row)):
-                    self.transfers[key].append(event)
+                    table[key].append(event)
         for f in analysis.findings:
             loc = f.location
             for key in (_site(loc.path, loc.row), _short(loc.path, loc.row)):
@@ -71,7 +75,8 @@ def confirm(static: list[Finding], analysis: Analysis) -> list[Finding]:
         executed = index.at(index.objects if code in _AT_ALLOCATION else index.transfers, loc.path, loc.row)
         same = [d for d in index.at(index.findings, loc.path, loc.row) if d.code == code]
         if code == "GL101":
-            same, executed = _alloc_in_loop(executed)
+            flushes = index.at(index.flushes, loc.path, loc.row)
+            same, executed = _alloc_in_loop(executed) if executed or not flushes else _alloc_in_loop(flushes)
         if code == "GL103":
             same, executed = _repeated_transfer(executed)
         if not executed:

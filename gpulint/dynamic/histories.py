@@ -132,6 +132,9 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     granularity = trace.granularity
     sites = _Sites(fallback, roots)
     sizes = _Sizes()
+    last_stamp = 0
+    host_tensors: list[ObjectHistory] = []
+    device_tensors = False
     for raw in events:
         ev = raw["ev"]
         stamp = orderer.stamp(raw)
@@ -140,7 +143,11 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                 later.append(raw)
             elif ev == "pool":
                 pools.append(raw)
+            elif ev == "flush":  # not work on the device, but where the program emptied a cache
+                timeline.events.append(Event(t=last_stamp, op=Op.FLUSH, api=str(raw.get("api") or "flush"),
+                                             location=sites.location(raw.get("site")), detail=ev))
             continue
+        last_stamp = stamp
         location = sites.location(raw.get("site"))
         op = _OPS[ev]
         api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
@@ -158,6 +165,11 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                                     # a collector that cannot see launches: no lifetime judgement
                                     incomplete=bool(raw.get("uses_unknown")))
             by_obj[obj] = history
+            if raw.get("framework"):
+                if raw.get("device") == "cpu":
+                    host_tensors.append(history)
+                elif raw.get("device"):
+                    device_tensors = True
         elif ev == "free":
             history = by_obj.get(raw.get("obj"))
             if history is not None:
@@ -209,8 +221,14 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                 info.count_granularity = int(raw.get("granularity") or 4)
         elif ev == "pool":
             pools.append(raw)
+    if device_tensors:
+        # A program with device tensors: its CPU tensors are host memory, which no GPU memory rule
+        # judges (they stay objects, so a host tensor made only to be copied over shows, GL102).
+        for history in host_tensors:
+            history.kind = "host"
     for obj, info in access.items():
-        by_obj[obj].measured = info
+        if by_obj[obj].kind != "host":
+            by_obj[obj].measured = info
     for history in by_obj.values():
         history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())

@@ -70,7 +70,7 @@ def make(code: str, location: Location, message: str, history: ObjectHistory | N
 def lifetime_candidates(histories, *, allow_members: bool = False):
     """Device objects whose lifetime within one scope the rules can judge."""
     for h in histories:
-        if h.alloc is None or h.kind in ("pinned", "segment") or h.incomplete:
+        if h.alloc is None or h.kind in ("pinned", "host", "segment") or h.incomplete:
             continue
         if h.member and not allow_members:
             continue

@@ -63,7 +63,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     `if (...) { cudaFree(d_a); return -1; }`.
     """
     for h in unit.histories:
-        if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw", "segment"):
+        if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw", "segment", "host"):
             continue  # framework arrays are freed by reference counting
         if h.member:
             if not h.frees:

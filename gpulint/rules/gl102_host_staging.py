@@ -4,7 +4,7 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import create_on_device
-from gpulint.history import Op, Unit
+from gpulint.history import Access, Op, Unit
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -37,6 +37,9 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     noise = torch.randn(batch, 128, device=device)
     ```
 
+    In a run, the same holds of any host tensor a factory made whose only use is a copy to the
+    device, wherever the copy is (an earlier line, another function).
+
     ## Fix safety
     Creating the tensor with `device=` is safe for deterministic factories; for random ones it
     is offered as unsafe because the CUDA generator gives different numbers than the CPU one.
@@ -59,3 +62,27 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 finding.fix = Fix("create it on the device with `device=`",
                                   Applicability.UNSAFE if random else Applicability.SAFE, (edit,))
             yield finding
+    yield from _run_host_staging(unit)
+
+
+# The factories that take `device=` (as PyTorch's allocation APIs name them in a run's trace).
+_FACTORIES = {"torch." + name for name in ("randn", "rand", "randint", "randperm", "normal", "zeros", "ones", "full",
+                                            "empty", "empty_strided", "arange", "linspace", "logspace", "eye")}
+
+
+def _run_host_staging(unit: Unit) -> Iterator[Finding]:
+    """A run's host tensors (kind `host`) that a factory made and nothing but copies to the
+    device ever read."""
+    for h in unit.histories:
+        if h.kind != "host" or h.alloc is None or h.alloc.api not in _FACTORIES:
+            continue
+        reads = [t for t in h.touches if t.access & Access.READ]
+        if not reads or any(t.use or t.event.op is not Op.COPY or t.event.direction != "h2d" for t in reads):
+            continue
+        copy = reads[0].event
+        factory = h.alloc.api
+        where = "on the same line" if copy.location.row == h.alloc.location.row else f"at line {h.alloc.location.row}"
+        message = (f"`{factory}(...)` {where} builds a tensor on the host only to copy it to the device; create it "
+                   f"there with `device=`")
+        yield make("GL102", copy.location, message, h, [Related("the host tensor is made here", h.alloc.location)],
+                   factory=factory)

@@ -24,6 +24,7 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 """
 from __future__ import annotations
 
+import functools
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -446,13 +447,33 @@ def _unpacked(part: Any, elements: int) -> np.ndarray | None:
 class _Installed:
     def __init__(self, mode: TorchCollector) -> None:
         self.mode = mode
+        self.empty_cache = _flush_recorder(mode)
+        torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache
         mode.__enter__()
 
     def uninstall(self) -> None:
         self.mode.__exit__(None, None, None)
+        torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache.__wrapped__
         if self.mode.cuda_seen:
             self.mode._pool_state(force=True)
         self.mode.write_accesses()
+
+
+def _flush_recorder(mode: TorchCollector):
+    """`torch.cuda.empty_cache` that also writes a `flush` event (GL101: a flush in a loop sends
+    every later allocation back to the driver)."""
+    original = torch.cuda.memory.empty_cache
+
+    @functools.wraps(original)
+    def empty_cache() -> None:
+        original()
+        with mode.lock:
+            mode.recorder.write({"ev": "flush", "t": mode.recorder.t, "api": "torch.cuda.empty_cache",
+                                 "pool": "torch.cuda", "site": mode.recorder.site()})
+            if mode.cuda_seen:
+                mode._pool_state(force=True)
+
+    return empty_cache
 
 
 def install(recorder: Recorder, module: Any = None) -> _Installed:
