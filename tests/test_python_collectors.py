@@ -88,3 +88,17 @@ def test_session_attaches_when_the_program_imports_a_framework(tmp_path: Path, m
         assert calls == ["fakegpu"]
     sys.modules.pop("fakegpu", None)
     del module
+
+
+def test_a_stack_shallower_than_the_skip_gives_the_last_site(tmp_path) -> None:
+    """Autograd's engine thread calls the dispatch mode with no Python frames below it: asking for
+    frames beyond the stack must give the last known site, not raise (it did, on CUDA backward)."""
+    from gpulint.dynamic.collectors.recorder import Recorder, user_code_stack, user_stack
+    from gpulint.dynamic.trace import TraceWriter
+
+    with TraceWriter(tmp_path / "t.jsonl", collector="python") as writer:
+        recorder = Recorder(writer)
+        first = recorder.site_json(skip=1)
+        assert str(Path(__file__).name) in first
+        assert recorder.site_json(skip=10_000) == first
+        assert user_code_stack(10_000) == () and user_stack(10_000) == []

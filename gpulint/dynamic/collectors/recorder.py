@@ -90,7 +90,10 @@ def user_code_stack(skip: int = 1, limit: int = 8, users: dict = {}) -> tuple:  
     lists or strings built per call, and code objects are looked up by id because hashing one
     hashes its whole body.  `users` keeps each code object it has seen alive, so ids stay unique."""
     frames = []
-    frame = sys._getframe(skip)
+    try:
+        frame = sys._getframe(skip)
+    except ValueError:  # a shallow stack (an op on autograd's engine thread): no user frames
+        return ()
     while frame is not None:
         code = frame.f_code
         known = users.get(id(code))
@@ -113,7 +116,10 @@ def user_stack(skip: int = 1, limit: int = 8) -> list[list]:
     """The caller's frames outside gpulint, the standard library and installed packages,
     innermost first (walking frames directly: `traceback` would read every source line)."""
     frames = []
-    frame = sys._getframe(skip)
+    try:
+        frame = sys._getframe(skip)
+    except ValueError:  # a shallow stack: no user frames
+        return frames
     while frame is not None and len(frames) < limit:
         code = frame.f_code
         if _is_user_file(code.co_filename):
