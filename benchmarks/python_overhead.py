@@ -49,6 +49,24 @@ def train(torch, model, batch, steps: int, device: str) -> float:
     return time.perf_counter() - started
 
 
+def empty_mode(torch):
+    """A dispatch mode that does nothing: the floor for any collector built on one (DESIGN §6)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Empty(TorchDispatchMode):
+        count = 0
+
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            return False  # as gpulint's collector: no `_disable_dynamo` wrapper per op
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Empty.count += 1
+            return func(*args, **(kwargs or {}))
+
+    return Empty
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -68,17 +86,29 @@ def main(argv: list[str] | None = None) -> int:
             model, batch = make().to(device), data(device)
             train(torch, model, batch, 2, device)  # warm-up: kernels, allocator, autograd
             native = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
+            Empty = empty_mode(torch)
+            with Empty():
+                train(torch, model, batch, 1, device)
+            ops = Empty.count  # aten ops per step (forward, backward, optimiser)
+            with Empty():
+                floor = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
             traced = []
             for i in range(args.repeat):
                 with gpulint.trace(str(folder / f"{device}-{name}-{i}.jsonl")):
                     traced.append(train(torch, model, batch, args.steps, device))
             ratio = statistics.median(traced) / native
             events = sum(1 for _ in open(folder / f"{device}-{name}-0.jsonl"))
-            rows.append({"device": device, "model": name, "steps": args.steps, "native_s": round(native, 4),
+            per_op = lambda seconds: seconds / (args.steps * ops) * 1e6  # noqa: E731
+            rows.append({"device": device, "model": name, "steps": args.steps, "ops_per_step": ops,
+                         "native_s": round(native, 4), "empty_mode_s": round(floor, 4),
                          "traced_s": round(statistics.median(traced), 4), "slowdown": round(ratio, 2),
+                         "empty_mode_slowdown": round(floor / native, 2),
+                         "native_us_per_op": round(per_op(native), 1),
+                         "added_us_per_op": round(per_op(statistics.median(traced) - native), 1),
                          "events_per_loop": events})
-            print(f"{device:<5} {name:<4} {args.steps} steps: native {native:.3f}s  traced {statistics.median(traced):.3f}s"
-                  f"  {ratio:.2f}x  ({events} trace lines)", flush=True)
+            print(f"{device:<5} {name:<4} {args.steps} steps x {ops} ops: native {native:.3f}s ({per_op(native):.1f} us/op)"
+                  f"  empty mode {floor / native:.2f}x  traced {statistics.median(traced):.3f}s  {ratio:.2f}x"
+                  f"  (+{per_op(statistics.median(traced) - native):.1f} us/op, {events} trace lines)", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "device": torch.cuda.get_device_name() if "cuda" in devices
                                          else os.uname().machine}, indent=1))

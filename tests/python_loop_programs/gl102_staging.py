@@ -4,6 +4,4 @@ dev = torch.device("cuda")
 w = torch.randn(256, 256).to(dev)  # confirm: GL102  run: GL102
 b = torch.zeros(256)
 b = b.cuda()  # run: GL102
-x = torch.ones(256, 256, device=dev)
-y = torch.relu(x @ w + b)
-print(float(y.sum()))
+print(float((w @ w).sum() + b.sum()))

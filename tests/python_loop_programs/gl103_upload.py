@@ -1,9 +1,9 @@
 import torch
 
 dev = torch.device("cuda")
-h_w = torch.randn(512, 512)
-x = torch.ones(512, 512, device=dev)
+h_w = torch.randn(256, 256)
+x = torch.ones(1024, 256, device=dev)
 for _ in range(4):
-    w = h_w.to(dev)  # confirm: GL103
+    w = h_w.to(dev)  # confirm: GL102 GL103  run: GL102
     x = torch.tanh(x @ w)
 print(float(x.sum()))

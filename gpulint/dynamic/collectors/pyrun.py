@@ -21,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     target = [a for a in args.target if a != "--"] if args.target[:1] == ["--"] else args.target
     if args.module is None and not target:
         parser.error("nothing to run: a script or -m module")
+    from gpulint.dynamic.collectors.recorder import program_entry
     from gpulint.dynamic.collectors.recorder import session as trace
+
+    program_entry(runpy.__file__, "_run_code")  # runpy's frame that executes the program
     if args.module is not None:
         sys.argv = [args.module, *target]
         run = lambda: runpy.run_module(args.module, run_name="__main__", alter_sys=True)  # noqa: E731

@@ -94,17 +94,36 @@ def user_code_stack(skip: int = 1, limit: int = 8, users: dict = {}) -> tuple:  
         frame = sys._getframe(skip)
     except ValueError:  # a shallow stack (an op on autograd's engine thread): no user frames
         return ()
+    get = users.get
     while frame is not None:
         code = frame.f_code
-        known = users.get(id(code))
+        known = get(id(code))
         if known is None:
-            known = users[id(code)] = (code, _is_user_file(code.co_filename))
+            known = users[id(code)] = (code, _frame_kind(code))
         if known[1]:
+            if known[1] is _ENTRY:
+                break  # the frame that runs the program: nothing older is the user's
             frames.append((id(code), frame.f_lineno))
             if len(frames) == limit:
                 break
         frame = frame.f_back
     return tuple(frames)
+
+
+_ENTRY = 2
+_entries: set[tuple[str, str]] = set()  # (file, function) of frames that run the user's program
+
+
+def program_entry(path: str, function: str) -> None:
+    """Stop stack walks at this frame (`runpy` running the program under `gpulint run`): its
+    callers are never the user's, and walking them cost every event about 2 us."""
+    _entries.add((path, function))
+
+
+def _frame_kind(code: Any) -> int:
+    if (code.co_filename, code.co_name) in _entries:
+        return _ENTRY
+    return int(_is_user_file(code.co_filename))
 
 
 def code_of(code_id: int) -> Any:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -136,16 +136,24 @@ def _index_counts(name: str, args: tuple, kwargs: dict) -> tuple[int, np.ndarray
 
 
 # ---------------------------------------------------------------------- objects
-@dataclass
 class _Touches:
-    """How ops touched one storage: per op, the elements read and written (None: all of them),
-    kept packed until the trace closes; and the per-element hit counts of partial accesses."""
+    """How ops touched one storage: per op, the elements read and written, and the per-element
+    hit counts once some op touched it only in part.  An op that touched every element is kept
+    as one int, `t << 2 | read << 1 | write` (the common case, kept small); one that touched a
+    part as `(t, read, write)` with packed bits (False: not touched, True: every element)."""
 
-    elements: int
-    itemsize: int
-    ops: list[tuple[int, Any, Any]] = field(default_factory=list)  # (launch t, read, write)
-    partial: bool = False
-    counts: np.ndarray | None = None
+    __slots__ = ("elements", "itemsize", "nbytes", "ops", "partial", "counts")
+
+    def __init__(self, elements: int, itemsize: int) -> None:
+        self.elements, self.itemsize, self.nbytes = elements, itemsize, elements * itemsize
+        self.ops: list = []
+        self.partial = False
+        self.counts: np.ndarray | None = None
+
+    def each_op(self):
+        """(launch t, read, write) of every op, in order."""
+        for op in self.ops:
+            yield (op >> 2, bool(op & 2), bool(op & 1)) if isinstance(op, int) else op
 
 
 # Roles of a tensor argument in an op.
@@ -206,7 +214,10 @@ class TorchCollector(TorchDispatchMode):
         super().__init__()
         self.recorder = recorder
         self.ids: dict[int, int] = {}  # storage address key -> object id
-        self.refs: dict[int, weakref.ref] = {}  # object id -> weak reference to its storage (fires the free)
+        # id of a weak reference to a storage -> (the reference, storage key, object id): the
+        # reference's callback is the free
+        self.refs: dict[int, tuple[weakref.ref, int, int]] = {}
+        self.devices: dict[int, str] = {}  # device index -> name
         self.touches: dict[int, _Touches] = {}
         self.plans: dict[Any, _Plan] = {}
         self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
@@ -226,17 +237,24 @@ class TorchCollector(TorchDispatchMode):
         t = self.recorder.tick()
         nbytes = storage.nbytes()
         itemsize = tensor.element_size()
+        index = tensor.get_device()
+        device = self.devices.get(index)
+        if device is None:
+            device = self.devices[index] = str(tensor.device)
+            self.cuda_seen = self.cuda_seen or tensor.is_cuda
         self.recorder.write_line(f'{{"ev":"alloc","t":{t},"obj":{oid},"size":{nbytes},"stream":0,"api":"{api}",'
-                                 f'"framework":"torch","device":"{tensor.device}","site":{site}}}')
+                                 f'"framework":"torch","device":"{device}","site":{site}}}')
         self.touches[oid] = _Touches(nbytes // max(1, itemsize), itemsize)
-        if not self.cuda_seen and tensor.is_cuda:
-            self.cuda_seen = True
-        self.refs[oid] = weakref.ref(storage, lambda _ref, key=key, oid=oid: self._freed(key, oid))
+        ref = weakref.ref(storage, self._freed)
+        self.refs[id(ref)] = (ref, key, oid)
         return oid
 
-    def _freed(self, key: int, oid: int) -> None:
+    def _freed(self, ref: weakref.ref) -> None:
         with self.lock:
-            self.refs.pop(oid, None)
+            entry = self.refs.pop(id(ref), None)
+            if entry is None:
+                return
+            _, key, oid = entry
             if self.ids.get(key) == oid:
                 del self.ids[key]
             t = self.recorder.tick()
@@ -358,8 +376,10 @@ class TorchCollector(TorchDispatchMode):
         return True
 
     def _memset(self, t: int, oid: int, tensor: torch.Tensor, site: str) -> None:
-        if _covers_storage(tensor):
-            size, offset = tensor.untyped_storage().nbytes(), 0
+        info = self.touches.get(oid)
+        if info is not None and tensor.storage_offset() == 0 and tensor.numel() == info.elements \
+                and tensor.element_size() == info.itemsize:
+            size, offset = info.elements * info.itemsize, 0  # every element written: the whole object
         else:
             size, offset = tensor.numel() * tensor.element_size(), tensor.storage_offset() * tensor.element_size()
         self.recorder.write_line(f'{{"ev":"memset","t":{t},"obj":{oid},"size":{size},"offset":{offset},"stream":0,'
@@ -368,8 +388,8 @@ class TorchCollector(TorchDispatchMode):
     def _whole(self, oid: int, tensor: torch.Tensor) -> bool:
         """The tensor is its whole storage, laid out contiguously (the common case, checked cheaply)."""
         info = self.touches.get(oid)
-        return info is not None and tensor.storage_offset() == 0 and tensor.numel() == info.elements \
-            and tensor.element_size() == info.itemsize and tensor.is_contiguous()
+        return info is not None and tensor.storage_offset() == 0 and tensor.nbytes == info.nbytes \
+            and (tensor.is_contiguous() or _covers_storage(tensor))  # `w.t()` in every linear layer
 
     def _launch(self, t: int, name: str, reads: list, writes: list, site: str, indexed) -> None:
         read_ids = dict.fromkeys(oid for oid, _ in reads)
@@ -384,7 +404,7 @@ class TorchCollector(TorchDispatchMode):
                 info = touches[oid]
                 if info.partial:
                     info.counts += 1
-                info.ops.append((t, oid in read_ids, oid in write_ids))
+                info.ops.append(t << 2 | (oid in read_ids) << 1 | (oid in write_ids))
             return
         # Per object and role (read, write): False (not touched), True (every element) or a mask.
         touched: dict[int, list] = {}
@@ -406,14 +426,18 @@ class TorchCollector(TorchDispatchMode):
 
     def _pool_state(self, force: bool = False) -> None:
         """The caching allocator's reserved bytes and its peak of allocated bytes (CUDA only).
-        Reading them builds PyTorch's whole statistics dict (~50 us), so they are sampled at most
-        every 10 ms, and at the end: reserved bytes only fall on `empty_cache()`, and the peak of
+        Reading them builds PyTorch's whole statistics dict, so they are sampled at most every
+        50 ms, at each `empty_cache()` and at the end: reserved bytes only fall on `empty_cache()`, and the peak of
         allocated bytes is kept by PyTorch, so the samples still give both peaks."""
         now = time.monotonic()
-        if not force and now - self.pool_sampled < 0.01:
+        if not force and now - self.pool_sampled < 0.05:
             return
         self.pool_sampled = now
-        state = (torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
+        # The raw statistics: `torch.cuda.memory_reserved()` and friends flatten the whole nested
+        # dict on every call (~0.3 ms each on the H100 host).
+        stats = torch._C._cuda_memoryStats(torch.cuda.current_device())
+        state = (stats["reserved_bytes"]["all"]["current"], stats["allocated_bytes"]["all"]["current"],
+                 stats["allocated_bytes"]["all"]["peak"])
         if state != self.pool:
             self.pool = state
             self.recorder.write({"ev": "pool", "t": self.recorder.t, "pool": "torch.cuda", "reserved": state[0],
@@ -425,7 +449,7 @@ class TorchCollector(TorchDispatchMode):
         for oid, info in self.touches.items():
             if not info.partial:
                 continue
-            for t, read, write in info.ops:
+            for t, read, write in info.each_op():
                 self.recorder.writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
                                        granularity=info.itemsize)
             self.recorder.writer.add_counts(oid, None, info.counts, granularity=info.itemsize)
