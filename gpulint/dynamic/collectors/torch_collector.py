@@ -16,8 +16,12 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
   GL010) in the trace's sidecar, one bit per element.
 * Transfers between devices (`.to()`, `.cuda()`, `.cpu()`, `copy_` across devices) are copies
   with their direction.
-* On CUDA, the caching allocator's reserved and allocated bytes are written as `pool` events
-  whenever they change (GL104).
+* On CUDA, the caching allocator's reserved and allocated bytes are sampled into `pool` events
+  (GL104); `torch.cuda.empty_cache()` is a `flush` event (GL101 when it sits in a loop).
+* Each alloc names the tensor's device: in a program with CUDA tensors, the CPU ones are host
+  memory for the analyses (GL102 looks for those made only to be copied to the device).
+* The per-op path is what costs a launch-bound loop: schemas are read once per op overload,
+  stacks are cached per distinct stack, events are formatted directly and written in blocks.
 * Autograd's backward ops run under the mode too (PyTorch carries it into the engine's
   threads); they are attributed to the user's frame that called `backward()`.
 * Stacks are the user's Python frames only.
