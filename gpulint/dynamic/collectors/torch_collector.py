@@ -392,8 +392,14 @@ class TorchCollector(TorchDispatchMode):
     def _whole(self, oid: int, tensor: torch.Tensor) -> bool:
         """The tensor is its whole storage, laid out contiguously (the common case, checked cheaply)."""
         info = self.touches.get(oid)
-        return info is not None and tensor.storage_offset() == 0 and tensor.nbytes == info.nbytes \
-            and (tensor.is_contiguous() or _covers_storage(tensor))  # `w.t()` in every linear layer
+        if info is None or tensor.storage_offset() != 0 or tensor.nbytes != info.nbytes:
+            return False
+        if tensor.is_contiguous():
+            return True
+        stride = tensor.stride()
+        if len(stride) == 2:  # `w.t()`, in every linear layer: the transpose of a contiguous matrix
+            return stride[0] == 1 and stride[1] == tensor.shape[0]
+        return _covers_storage(tensor)
 
     def _launch(self, t: int, name: str, reads: list, writes: list, site: str, indexed) -> None:
         read_ids = dict.fromkeys(oid for oid, _ in reads)
