@@ -138,3 +138,54 @@ def test_cuda_python_program(tmp_path: Path) -> None:
     record("cuda-python", {"findings": sorted(codes), "events": [e["ev"] for e in events]})
     assert [e["ev"] for e in events if e["ev"] != "pool"][:6] == ["alloc", "alloc", "memcpy", "memcpy", "free", "sync"]
     assert ("GL005", 6) in codes and ("GL004", 6) in codes
+
+
+def test_cupy_launches_through_cupti(tmp_path: Path) -> None:
+    """With cupti-python installed, CuPy's kernel launches are in the trace with the arrays their
+    parameters point into, so the lifetime rules judge CuPy arrays: `early` waits through four
+    unrelated launches (GL001 at line 3), `unused` is never used (GL004 at line 4)."""
+    pytest.importorskip("cupy")
+    pytest.importorskip("cupti.cupti", reason="cupti-python is not installed")
+    _, found = gpulint_run(tmp_path, """\
+        import cupy as cp
+        n = 1 << 20
+        early = cp.empty(n, dtype=cp.float32)
+        unused = cp.empty(n, dtype=cp.float32)
+        work = cp.ones(n, dtype=cp.float32)
+        for _ in range(3):
+            cp.multiply(work, 2.0, out=work)
+        cp.add(work, 1.0, out=early)
+        print(float(early[0]), float(work[0]))
+        """)
+    trace = read_trace(tmp_path / "t.jsonl")
+    events = trace.events
+
+    def line(event: dict) -> int | None:
+        site = event.get("site") or []
+        return site[0][1] if site and Path(site[0][0]).name == "prog.py" else None
+
+    allocs = [e for e in events if e["ev"] == "alloc" and e.get("framework") == "cupy"]
+    launches = [e for e in events if e["ev"] == "launch"]
+    summary = {"allocs": [(line(e), e["obj"], e["size"]) for e in allocs],
+               "launches": [(line(e), e["kernel"], e["reads"], e["writes"], e.get("params_unread")) for e in launches],
+               "notes": trace.warnings}
+    lifetime = sorted((f.code, f.location.row) for f in found
+                      if f.code in ("GL001", "GL002", "GL004") and Path(f.location.path).name == "prog.py")
+    record("cupy-cupti", {**summary, "findings": sorted((f.code, f.location.row) for f in found)})
+    assert trace.warnings == [], summary  # attached: no "launches are not in this trace", no callback failure
+    assert not [e for e in allocs if e.get("uses_unknown")], summary
+    by_line = {line(e): e["obj"] for e in allocs}
+    assert [line(e) for e in allocs] == [3, 4, 5] and all(e["size"] == 4 << 20 for e in allocs), summary
+    early, unused, work = by_line[3], by_line[4], by_line[5]
+    assert all(e["reads"] == e["writes"] and not e.get("params_unread") for e in launches), summary
+    assert all(e["reads"] == [work] for e in launches if line(e) == 5), summary  # ones(): its fill kernel
+    multiplies = [e for e in launches if line(e) == 7]
+    assert len(multiplies) == 3 and all(e["reads"] == [work] and "multiply" in e["kernel"] for e in multiplies), summary
+    adds = [e for e in launches if line(e) == 8]
+    assert len(adds) == 1 and sorted(adds[0]["reads"]) == sorted([work, early]) and "add" in adds[0]["kernel"], summary
+    assert not [e for e in launches if unused in e["reads"]], summary
+    assert lifetime == [("GL001", 3), ("GL004", 4)], (lifetime, summary)
+    gl001, gl004 = (next(f for f in found if f.code == code and Path(f.location.path).name == "prog.py")
+                    for code in ("GL001", "GL004"))
+    assert gl001.properties["object_id"] == early and gl001.properties["distance"] >= 3, gl001.message
+    assert gl004.properties["object_id"] == unused, gl004.message

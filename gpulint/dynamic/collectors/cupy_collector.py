@@ -2,21 +2,31 @@
 (`malloc`) and takes back (`free`), and every segment the pool itself gets from the driver
 (`alloc`), which are written as the pool's reserved bytes (GL104).
 
-Kernel launches need CUPTI callbacks with their parameters (`cupti-python` 13.2 or newer);
-without it the trace is object level without launches, and the report says so: allocation,
-lifetime and pool findings only.
+Kernel launches come from CUPTI callbacks with their parameters (`cupti-python` 13.2 or newer,
+`cupti_launches`): a launch uses the live blocks its parameters point into.  CuPy says nothing
+about launches itself, so without CUPTI (not installed, or another tool holds CUPTI's one
+subscription) the trace is object level without launches: its allocations are marked
+`uses_unknown` (no lifetime rule judges them), and the report's note says why.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from gpulint.dynamic.collectors.recorder import Recorder
+from gpulint.dynamic.collectors import cupti_launches
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder
 
-_WITHOUT_LAUNCHES = ("CuPy: kernel launches are not in this trace (CUPTI with kernel parameters needs cupti-python "
-                     ">= 13.2, which this gpulint does not use yet): allocation, lifetime and pool findings only")
+
+def without_launches(reason: str) -> str:
+    return (f"CuPy: kernel launches are not in this trace ({reason}): allocation, lifetime and pool "
+            f"findings only")
 
 
 def install(recorder: Recorder, cupy: Any) -> Any:
+    objects = LiveObjects()  # what launch parameters are matched against
+    # Subscribed before the hook: whether allocations' uses are seen must be known at the first.
+    launches, reason = cupti_launches.attach(recorder, objects, "CuPy")
+    uses_unknown = {"uses_unknown": True} if launches is None else {}
+
     class GpulintMemoryHook(cupy.cuda.MemoryHook):
         name = "gpulint"
 
@@ -29,8 +39,10 @@ def install(recorder: Recorder, cupy: Any) -> Any:
             with recorder.lock:
                 oid = recorder.new_object()
                 self.live[mem_ptr] = oid
+                if launches is not None:
+                    objects.add(mem_ptr, oid, int(size))
                 recorder.write({"ev": "alloc", "t": recorder.tick(), "obj": oid, "addr": mem_ptr, "size": int(size),
-                                "stream": 0, "api": "cupy.cuda.alloc", "framework": "cupy", "uses_unknown": True,
+                                "stream": 0, "api": "cupy.cuda.alloc", "framework": "cupy", **uses_unknown,
                                 "device": f"cuda:{device_id}", "site": recorder.site()})
                 self._pool()
 
@@ -39,6 +51,7 @@ def install(recorder: Recorder, cupy: Any) -> Any:
                 oid = self.live.pop(mem_ptr, None)
                 if oid is None:
                     return
+                objects.remove(mem_ptr, oid)
                 recorder.write({"ev": "free", "t": recorder.tick(), "obj": oid, "stream": 0, "site": recorder.site()})
                 self._pool()
 
@@ -46,12 +59,20 @@ def install(recorder: Recorder, cupy: Any) -> Any:
             recorder.write({"ev": "pool", "t": recorder.t, "pool": "cupy", "reserved": int(self.pool.total_bytes()),
                             "allocated": int(self.pool.used_bytes())})
 
-    hook = GpulintMemoryHook()
-    hook.__enter__()
-    recorder.notes.append(_WITHOUT_LAUNCHES)
+    try:
+        hook = GpulintMemoryHook()
+        hook.__enter__()
+    except BaseException:
+        if launches is not None:  # CUPTI's one subscription is not kept by a collector that failed
+            launches.uninstall()
+        raise
+    if launches is None:
+        recorder.notes.append(without_launches(reason))
 
     class _Installed:
         def uninstall(self) -> None:
             hook.__exit__(None, None, None)
+            if launches is not None:
+                launches.uninstall()
 
     return _Installed()
