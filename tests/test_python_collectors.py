@@ -2,6 +2,7 @@
 stood in for by a fake module with the same calling conventions (the GPU tests run the real ones)."""
 from __future__ import annotations
 
+import sys
 import types
 from pathlib import Path
 
@@ -102,3 +103,18 @@ def test_a_stack_shallower_than_the_skip_gives_the_last_site(tmp_path) -> None:
         assert str(Path(__file__).name) in first
         assert recorder.site_json(skip=10_000) == first
         assert user_code_stack(10_000) == () and user_stack(10_000) == []
+
+
+def test_packages_installed_outside_site_packages_are_not_the_users(tmp_path, monkeypatch) -> None:
+    """`pip install --target DIR` plus PYTHONPATH (how wheels are carried to a machine): files
+    there are a library's, not the user's, or every finding lands inside the library."""
+    from gpulint.dynamic.collectors import recorder
+
+    installed, project = tmp_path / "wheels", tmp_path / "src"
+    (installed / "numba_cuda").mkdir(parents=True)
+    (installed / "numba_cuda-0.30.4.dist-info").mkdir()
+    (project / "mymodel").mkdir(parents=True)
+    (project / "mymodel.egg-info").mkdir()  # an editable install's: still the user's project
+    monkeypatch.setattr(sys, "path", [str(installed), str(project), *sys.path])
+    assert not recorder._is_user_file(str(installed / "numba_cuda" / "dispatcher.py"))
+    assert recorder._is_user_file(str(project / "mymodel" / "train.py"))

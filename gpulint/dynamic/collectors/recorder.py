@@ -81,8 +81,28 @@ class Recorder:
 def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
     found = cache.get(path)
     if found is None:
-        found = cache[path] = not (path.startswith((_GPULINT, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS))
+        found = cache[path] = not (path.startswith((_GPULINT, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS)
+                                   or _installed(path))
     return found
+
+
+def _installed(path: str, roots: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
+    """The file is in a folder on `sys.path` that pip installed into (`pip install --target DIR`,
+    a `PYTHONPATH` of wheels): one that holds `*.dist-info` folders.  A project's own source
+    folder holds none (an editable install leaves `*.egg-info` there, which does not count), so
+    its files stay the user's."""
+    for entry in sys.path:
+        if not entry or not path.startswith(entry.rstrip(os.sep) + os.sep):
+            continue
+        found = roots.get(entry)
+        if found is None:
+            try:
+                found = roots[entry] = any(name.endswith(".dist-info") for name in os.listdir(entry))
+            except OSError:
+                found = roots[entry] = False
+        if found:
+            return True
+    return False
 
 
 def user_code_stack(skip: int = 1, limit: int = 8, users: dict = {}) -> tuple:  # noqa: B006 - a deliberate memo
