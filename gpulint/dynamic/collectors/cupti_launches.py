@@ -275,9 +275,14 @@ class CuptiLaunches:
             raise refused
         return enabled
 
-    def uninstall(self) -> None:
+    def stop(self) -> None:
+        """Stop the callbacks.  Called without the recorder's lock: a callback on another thread
+        may be waiting for that lock, and unsubscribing waits for callbacks in flight."""
         self.active = False
         self._unsubscribe()
+
+    def uninstall(self) -> None:
+        self.stop()
         self.recorder.notes.extend(self.notes())
 
     def _unsubscribe(self) -> None:

@@ -70,6 +70,10 @@ def install(recorder: Recorder, cupy: Any) -> Any:
         recorder.notes.append(without_launches(reason))
 
     class _Installed:
+        def stop(self) -> None:
+            if launches is not None:
+                launches.stop()
+
         def uninstall(self) -> None:
             hook.__exit__(None, None, None)
             if launches is not None:

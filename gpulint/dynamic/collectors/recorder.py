@@ -280,6 +280,10 @@ class session:
         assert self.recorder is not None
         for cancel in self.cancels:
             cancel()
+        for collector in reversed(self.installed):
+            stop = getattr(collector, "stop", None)
+            if stop is not None:
+                stop()  # outside the lock: see CuptiLaunches.stop
         with self.recorder.lock:
             for collector in reversed(self.installed):
                 collector.uninstall()
