@@ -53,30 +53,28 @@ def line_of(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
-@pytest.fixture
-def stack_binary(tmp_path: Path) -> tuple[Path, list[list]]:
+def run_stack_program(tmp_path: Path, *flags: str) -> tuple[Path, list[str]]:
+    """Build STACK_PROGRAM with gcc (extra `flags`) and run it: its source and the
+    "module offset" lines it prints for its own frames and libc's."""
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("gcc not on PATH")
     source = tmp_path / "app.c"
     source.write_text(STACK_PROGRAM)
     binary = tmp_path / "app"
-    subprocess.run([gcc, "-g", "-O0", "-o", str(binary), str(source), "-ldl"], check=True)
-    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
-    frames = [[module, offset, ""] for module, offset in (line.split() for line in out.splitlines())]
-    return source, frames
+    subprocess.run([gcc, "-g", "-O0", *flags, "-o", str(binary), str(source), "-ldl"], check=True)
+    return source, subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+@pytest.fixture
+def stack_binary(tmp_path: Path) -> tuple[Path, list[list]]:
+    source, out = run_stack_program(tmp_path)
+    return source, [[module, offset, ""] for module, offset in (line.split() for line in out)]
 
 
 @pytest.mark.parametrize("pie", [True, False])
 def test_host_stacks_resolve_to_source_lines(tmp_path: Path, pie: bool) -> None:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("gcc not on PATH")
-    source = tmp_path / "app.c"
-    source.write_text(STACK_PROGRAM)
-    binary = tmp_path / "app"
-    subprocess.run([gcc, "-g", "-O0", "-pie" if pie else "-no-pie", "-o", str(binary), str(source), "-ldl"], check=True)
-    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+    _, out = run_stack_program(tmp_path, "-pie" if pie else "-no-pie")
     resolved = [resolve_frame([module, offset, "f"]) for module, offset in (line.split() for line in out[:2])]
     assert [(Path(f).name, line) for f, line, _ in resolved] == [
         ("app.c", line_of(STACK_PROGRAM, "    where();")), ("app.c", line_of(STACK_PROGRAM, "    allocate_buffer();"))]

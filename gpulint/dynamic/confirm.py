@@ -75,8 +75,8 @@ def confirm(static: list[Finding], analysis: Analysis) -> list[Finding]:
         executed = index.at(index.objects if code in _AT_ALLOCATION else index.transfers, loc.path, loc.row)
         same = [d for d in index.at(index.findings, loc.path, loc.row) if d.code == code]
         if code == "GL101":
-            flushes = index.at(index.flushes, loc.path, loc.row)
-            same, executed = _alloc_in_loop(executed) if executed or not flushes else _alloc_in_loop(flushes)
+            # An allocation site, or else a cache flush's (`torch.cuda.empty_cache()` in the loop).
+            same, executed = _alloc_in_loop(executed or index.at(index.flushes, loc.path, loc.row))
         if code == "GL103":
             same, executed = _repeated_transfer(executed)
         if not executed:

@@ -105,21 +105,26 @@ def _installed(path: str, roots: dict[str, bool] = {}) -> bool:  # noqa: B006 - 
     return False
 
 
-def user_code_stack(skip: int = 1, limit: int = 8, users: dict = {}) -> tuple:  # noqa: B006 - a deliberate memo
+# id of a code object -> (the code object, its kind: 0 not the user's, 1 the user's, _ENTRY).
+# Keeping the code objects alive keeps their ids unique.
+_CODES: dict[int, tuple[Any, int]] = {}
+
+
+def user_code_stack(skip: int = 1, limit: int = 8) -> tuple:
     """`user_stack` as (id of the code object, line) pairs, for callers that cache by stack: no
     lists or strings built per call, and code objects are looked up by id because hashing one
-    hashes its whole body.  `users` keeps each code object it has seen alive, so ids stay unique."""
+    hashes its whole body."""
     frames = []
     try:
         frame = sys._getframe(skip)
     except ValueError:  # a shallow stack (an op on autograd's engine thread): no user frames
         return ()
-    get = users.get
+    get = _CODES.get
     while frame is not None:
         code = frame.f_code
         known = get(id(code))
         if known is None:
-            known = users[id(code)] = (code, _frame_kind(code))
+            known = _CODES[id(code)] = (code, _frame_kind(code))
         if known[1]:
             if known[1] is _ENTRY:
                 break  # the frame that runs the program: nothing older is the user's
@@ -148,7 +153,7 @@ def _frame_kind(code: Any) -> int:
 
 def code_of(code_id: int) -> Any:
     """The code object `user_code_stack` named by its id."""
-    return user_code_stack.__defaults__[2][code_id][0]
+    return _CODES[code_id][0]
 
 
 def user_stack(skip: int = 1, limit: int = 8) -> list[list]:

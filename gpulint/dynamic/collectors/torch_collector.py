@@ -64,20 +64,15 @@ def _direction(src: torch.device, dst: torch.device) -> str:
 
 
 # ---------------------------------------------------------------------- element masks
-def _elements(tensor: torch.Tensor) -> int:
-    return tensor.untyped_storage().nbytes() // max(1, tensor.element_size())
-
-
-def _covers_storage(tensor: torch.Tensor) -> bool:
-    """The view reaches every element of its storage exactly once (contiguous, or a permutation
-    of a contiguous layout such as `w.t()`): the common, cheap case."""
-    if tensor.storage_offset() != 0 or tensor.numel() * tensor.element_size() != tensor.untyped_storage().nbytes():
-        return False
-    if tensor.is_contiguous():
-        return True
+def _permuted_contiguous(tensor: torch.Tensor) -> bool:
+    """The strides are a permutation of a contiguous layout (`w.t()`, `x.permute(...)`): with
+    offset 0 and the storage's size, such a view reaches every element exactly once."""
+    stride = tensor.stride()
+    if len(stride) == 2:  # `w.t()`, in every linear layer: the transpose of a contiguous matrix
+        return stride[0] == 1 and stride[1] == tensor.shape[0]
     expected = 1
-    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
-        if stride != expected:
+    for step, size in sorted((st, sz) for st, sz in zip(stride, tensor.shape) if sz != 1):
+        if step != expected:
             return False
         expected *= size
     return True
@@ -272,8 +267,7 @@ class TorchCollector(TorchDispatchMode):
         info = self.touches.get(oid)
         if info is None or tensor.element_size() != info.itemsize:
             return None  # unknown, or a view with another dtype: counted as a whole access
-        if counts is None and tensor.storage_offset() == 0 and tensor.numel() == info.elements and (
-                tensor.is_contiguous() or _covers_storage(tensor)):
+        if counts is None and self._whole(oid, tensor):
             return None
         flat = np.zeros(info.elements, dtype=np.uint32)
         try:
@@ -390,16 +384,12 @@ class TorchCollector(TorchDispatchMode):
                                  f'"site":{site}}}')
 
     def _whole(self, oid: int, tensor: torch.Tensor) -> bool:
-        """The tensor is its whole storage, laid out contiguously (the common case, checked cheaply)."""
+        """The view reaches every element of its storage exactly once (the common case, checked
+        cheaply): offset 0, the storage's size, and contiguous or a permutation of contiguous."""
         info = self.touches.get(oid)
         if info is None or tensor.storage_offset() != 0 or tensor.nbytes != info.nbytes:
             return False
-        if tensor.is_contiguous():
-            return True
-        stride = tensor.stride()
-        if len(stride) == 2:  # `w.t()`, in every linear layer: the transpose of a contiguous matrix
-            return stride[0] == 1 and stride[1] == tensor.shape[0]
-        return _covers_storage(tensor)
+        return tensor.is_contiguous() or _permuted_contiguous(tensor)
 
     def _launch(self, t: int, name: str, reads: list, writes: list, site: str, indexed) -> None:
         read_ids = dict.fromkeys(oid for oid, _ in reads)
