@@ -45,6 +45,7 @@ class TraceWriter:
         self._flush_interval = flush_interval
         self._flushed = time.monotonic()
         self._pending: list[str] = []
+        self._source: Any = None
         compress = self.path.suffix == ".gz" if compress is None else compress
         raw = open(self.path, "wb")
         self._file: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if compress else raw
@@ -58,23 +59,35 @@ class TraceWriter:
 
     def write_line(self, line: str) -> None:
         """One event already encoded as a JSON object (a collector's hot path builds its own)."""
-        if not self._flush_interval:
+        if self._source is not None:
+            self._source.append(line)  # after the lines the source holds
+        elif not self._flush_interval:
             self._file.write(line.encode("utf-8") + b"\n")
             self.flush()
             return
-        # Lines wait in a list and go out in one write per interval: per-line encoding and
-        # writes cost a collector that writes an event per tensor op about 1 us each.
-        self._pending.append(line)
+        else:
+            # Lines wait in a list and go out in one write per interval: per-line encoding and
+            # writes cost a collector that writes an event per tensor op about 1 us each.
+            self._pending.append(line)
         now = time.monotonic()
         if now - self._flushed >= self._flush_interval:
             self._flushed = now
             self.flush()
+
+    def attach(self, source: Any) -> None:
+        """Let `source` hold the pending lines (PyTorch's C++ hook, whose events are written
+        outside Python): it has `append(line)` and `take() -> bytes`, the lines written since
+        the last take, in order.  `None` detaches it."""
+        self.flush()
+        self._source = source
 
     def flush(self) -> None:
         if self._pending:
             self._pending.append("")
             self._file.write("\n".join(self._pending).encode("utf-8"))
             self._pending.clear()
+        if self._source is not None:
+            self._file.write(self._source.take())
         self._file.flush()
         if self._file is not self._raw:
             self._raw.flush()

@@ -28,8 +28,9 @@ class Recorder:
 
     def __init__(self, writer: TraceWriter) -> None:
         self.writer = writer
-        self.t = 0
+        self._t = 0
         self.next_id = 1
+        self._now: Callable[[], int] | None = None
         self.lock = threading.RLock()  # frees and backward ops arrive on other threads
         self.last_site: list = []
         self.last_site_json = "[]"
@@ -37,14 +38,24 @@ class Recorder:
         self.closed = False
         self.notes: list[str] = []  # what the collectors could not see, for the report
 
+    @property
+    def t(self) -> int:
+        """The time of the last event."""
+        return self._t if self._now is None else self._now()
+
     def tick(self) -> int:
-        self.t += 1
-        return self.t
+        self._t += 1
+        return self._t
 
     def new_object(self) -> int:
         oid = self.next_id
         self.next_id += 1
         return oid
+
+    def share_clock(self, tick: Callable[[], int], now: Callable[[], int], new_object: Callable[[], int]) -> None:
+        """Draw times and object ids from a collector that counts outside Python (PyTorch's
+        C++ hook, which numbers the events of threads that hold no GIL)."""
+        self.tick, self.new_object, self._now = tick, new_object, now  # type: ignore[method-assign]
 
     def write(self, event: dict[str, Any]) -> None:
         if not self.closed:

@@ -29,6 +29,7 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 from __future__ import annotations
 
 import functools
+import os
 import time
 import weakref
 from dataclasses import dataclass
@@ -174,8 +175,7 @@ class _Plan:
     indexed: bool
 
 
-def _plan(func) -> _Plan:
-    schema = func._schema
+def _plan(schema) -> _Plan:
     name = schema.name
     returns = schema.returns
     view = bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
@@ -200,32 +200,21 @@ def _tensors(value: Any) -> tuple | list:
     return ()
 
 
-class TorchCollector(TorchDispatchMode):
-    """Writes every aten op's storages to a trace (see module docstring)."""
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # PyTorch would wrap `__torch_dispatch__` in `torch._disable_dynamo`, about 2 us per op;
-        # the mode's ops run eagerly whatever the wrapper says.
-        return False
+class _PyObjects:
+    """Storages as objects for the dispatch mode: identified by the storage, freed when the
+    weak reference to the storage's Python object (PyTorch keeps one per live storage) dies."""
 
     def __init__(self, recorder: Recorder) -> None:
-        super().__init__()
         self.recorder = recorder
         self.ids: dict[int, int] = {}  # storage address key -> object id
         # id of a weak reference to a storage -> (the reference, storage key, object id): the
         # reference's callback is the free
         self.refs: dict[int, tuple[weakref.ref, int, int]] = {}
+        self.shapes: dict[int, tuple[int, int]] = {}  # object id -> (elements, itemsize)
         self.devices: dict[int, str] = {}  # device index -> name
-        self.touches: dict[int, _Touches] = {}
-        self.plans: dict[Any, _Plan] = {}
-        self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
-        self.pool = (-1, -1, -1)
-        self.pool_sampled = 0.0
-        self.cuda_seen = False
 
-    # ------------------------------------------------------------------ objects
-    def _object(self, tensor: torch.Tensor, site: str, api: str) -> int:
+    def object(self, tensor: torch.Tensor, site: str, api: str) -> int:
+        """The id of the tensor's storage, recorded (an alloc event) when it is new."""
         storage = tensor.untyped_storage()
         key = storage._cdata
         oid = self.ids.get(key)
@@ -240,16 +229,24 @@ class TorchCollector(TorchDispatchMode):
         device = self.devices.get(index)
         if device is None:
             device = self.devices[index] = str(tensor.device)
-            self.cuda_seen = self.cuda_seen or tensor.is_cuda
         self.recorder.write_line(f'{{"ev":"alloc","t":{t},"obj":{oid},"size":{nbytes},"stream":0,"api":"{api}",'
                                  f'"framework":"torch","device":"{device}","site":{site}}}')
-        self.touches[oid] = _Touches(nbytes // max(1, itemsize), itemsize)
+        self.shapes[oid] = (nbytes // max(1, itemsize), itemsize)
         ref = weakref.ref(storage, self._freed)
         self.refs[id(ref)] = (ref, key, oid)
         return oid
 
+    def known(self, tensor: torch.Tensor) -> int | None:
+        return self.ids.get(tensor.untyped_storage()._cdata)
+
+    def shape(self, oid: int) -> tuple[int, int] | None:
+        return self.shapes.get(oid)
+
+    def whole_ops(self, oid: int) -> list[int]:
+        return []  # every op is in the object's _Touches
+
     def _freed(self, ref: weakref.ref) -> None:
-        with self.lock:
+        with self.recorder.lock:
             entry = self.refs.pop(id(ref), None)
             if entry is None:
                 return
@@ -260,11 +257,34 @@ class TorchCollector(TorchDispatchMode):
             # Dropped by no user frame (the program's globals at its end): its last statement.
             self.recorder.write_line(f'{{"ev":"free","t":{t},"obj":{oid},"stream":0,"site":{self.recorder.site_json()}}}')
 
+
+class OpRecorder:
+    """What each op did to the storages it was given: the trace events of an op, once it ran.
+    Driven by the C++ hook (the ops it hands over) or by the dispatch mode (every op).  The
+    objects come from `objects`: the hook's table, or `_PyObjects`."""
+
+    def __init__(self, recorder: Recorder, objects: Any) -> None:
+        self.recorder = recorder
+        self.objects = objects
+        self.touches: dict[int, _Touches] = {}
+        self.lock = recorder.lock  # backward ops may run on the autograd engine's threads
+        self.pool = (-1, -1, -1)
+        self.pool_sampled = 0.0
+
+    def _info(self, oid: int) -> _Touches | None:
+        info = self.touches.get(oid)
+        if info is None:
+            shape = self.objects.shape(oid)
+            if shape is None:
+                return None
+            info = self.touches[oid] = _Touches(*shape)
+        return info
+
     # ------------------------------------------------------------------ element accesses
     def _mask(self, oid: int, tensor: torch.Tensor, counts: np.ndarray | None = None) -> np.ndarray | None:
         """The storage elements `tensor` touches (None: all); `counts` (over the view) when the
         op is an index op.  Partial accesses also add to the object's hit counts."""
-        info = self.touches.get(oid)
+        info = self._info(oid)
         if info is None or tensor.element_size() != info.itemsize:
             return None  # unknown, or a view with another dtype: counted as a whole access
         if counts is None and self._whole(oid, tensor):
@@ -287,7 +307,7 @@ class TorchCollector(TorchDispatchMode):
         return flat > 0
 
     def _note(self, oid: int, t: int, read: Any, write: Any) -> None:
-        info = self.touches.get(oid)
+        info = self._info(oid)
         if info is None:
             return
         if info.partial and not isinstance(read, np.ndarray) and not isinstance(write, np.ndarray):
@@ -295,33 +315,19 @@ class TorchCollector(TorchDispatchMode):
         info.ops.append((t, _packed(read), _packed(write)))
 
     # ------------------------------------------------------------------ ops
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        plan = self.plans.get(func)
-        if plan is None:
-            plan = self.plans[func] = _plan(func)
-        if kwargs is None:
-            kwargs = {}
-        if plan.view:
-            return func(*args, **kwargs)  # a view: no memory is touched
-        with self.lock:
-            site = self.recorder.site_json()  # on autograd's engine thread: the frame that called backward()
-            try:
-                return self._dispatch(func, plan, args, kwargs, site)
-            finally:
-                if self.cuda_seen:
-                    self._pool_state()
-
-    def _dispatch(self, func, plan: _Plan, args: tuple, kwargs: dict, site: str):
+    def record(self, plan: _Plan, args: tuple | list, kwargs: dict, out: Any, site: str) -> None:
+        """The events of an op that ran with `args` / `kwargs` and returned `out`."""
         reads: list[tuple[int, torch.Tensor]] = []
         writes: list[tuple[int, torch.Tensor]] = []
         overwritten: list[tuple[int, torch.Tensor]] = []
         count = len(args)
+        objects = self.objects
         for position, keyword, role in plan.tensors:
             value = args[position] if position < count else kwargs.get(keyword)
             if value is None:
                 continue
             for tensor in _tensors(value):
-                oid = self._object(tensor, site, "tensor")
+                oid = objects.object(tensor, site, "tensor")
                 if role == _READ:
                     reads.append((oid, tensor))
                 elif role == _READ_WRITE:
@@ -331,33 +337,30 @@ class TorchCollector(TorchDispatchMode):
                     overwritten.append((oid, tensor))
         name = plan.name
         indexed = _index_counts(name, args, kwargs) if plan.indexed and reads else None
-        out = func(*args, **kwargs)
         # Every input is known by now, so an output whose storage is not is new.
-        ids = self.ids
-        created = [(self._object(t, site, plan.api), t) for t in _tensors(out) if t.untyped_storage()._cdata not in ids]
+        created = [(objects.object(t, site, plan.api), t) for t in _tensors(out) if objects.known(t) is None]
         t = self.recorder.tick()
         if name in _COPIES and self._copy(t, name, args, overwritten, created, site):
-            return out
+            return
         if name in _TO_HOST and reads:
             oid, tensor = reads[0]
             self.recorder.write_line(f'{{"ev":"memcpy","t":{t},"dst":null,"src":{oid},"size":{tensor.element_size()},'
                                      f'"kind":"d2h","stream":0,"src_offset":'
                                      f'{tensor.storage_offset() * tensor.element_size()},"site":{site}}}')
-            return out
+            return
         if overwritten and not writes and not created:
             for oid, tensor in overwritten:  # zero_, fill_, out=: a write, not a use
                 self._memset(t, oid, tensor, site)
             if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
                 self._launch(self.recorder.tick(), name, reads, [], site, indexed)
-            return out
+            return
         if name in _FILLING and created and not reads:
             for oid, tensor in created:
                 self._memset(t, oid, tensor, site)
-            return out
+            return
         if name in _UNINITIALISED and not reads:
-            return out
+            return
         self._launch(t, name, reads, writes + created + overwritten, site, indexed)
-        return out
 
     def _copy(self, t: int, name: str, args: tuple, overwritten: list, created: list, site: str) -> bool:
         src = args[1] if name == "aten::copy_" and len(args) > 1 else args[0]
@@ -365,7 +368,7 @@ class TorchCollector(TorchDispatchMode):
                         created[0] if created else (None, None))
         if dst is None or not isinstance(src, torch.Tensor):
             return False
-        src_oid = self.ids.get(src.untyped_storage()._cdata)
+        src_oid = self.objects.known(src)
         self.recorder.write_line(
             f'{{"ev":"memcpy","t":{t},"dst":{dst_oid},"src":{"null" if src_oid is None else src_oid},'
             f'"size":{dst.numel() * dst.element_size()},"kind":"{_direction(src.device, dst.device)}","stream":0,'
@@ -374,7 +377,7 @@ class TorchCollector(TorchDispatchMode):
         return True
 
     def _memset(self, t: int, oid: int, tensor: torch.Tensor, site: str) -> None:
-        info = self.touches.get(oid)
+        info = self._info(oid)
         if info is not None and tensor.storage_offset() == 0 and tensor.numel() == info.elements \
                 and tensor.element_size() == info.itemsize:
             size, offset = info.elements * info.itemsize, 0  # every element written: the whole object
@@ -386,7 +389,7 @@ class TorchCollector(TorchDispatchMode):
     def _whole(self, oid: int, tensor: torch.Tensor) -> bool:
         """The view reaches every element of its storage exactly once (the common case, checked
         cheaply): offset 0, the storage's size, and contiguous or a permutation of contiguous."""
-        info = self.touches.get(oid)
+        info = self._info(oid)
         if info is None or tensor.storage_offset() != 0 or tensor.nbytes != info.nbytes:
             return False
         return tensor.is_contiguous() or _permuted_contiguous(tensor)
@@ -399,9 +402,10 @@ class TorchCollector(TorchDispatchMode):
                                  f'"writes":[{",".join(map(str, write_ids))}],"site":{site}}}')
         if indexed is None and all(self._whole(oid, tensor) for oid, tensor in reads) \
                 and all(self._whole(oid, tensor) for oid, tensor in writes):
-            touches = self.touches
             for oid in {**read_ids, **write_ids}:
-                info = touches[oid]
+                info = self._info(oid)
+                if info is None:
+                    continue
                 if info.partial:
                     info.counts += 1
                 info.ops.append(t << 2 | (oid in read_ids) << 1 | (oid in write_ids))
@@ -446,13 +450,18 @@ class TorchCollector(TorchDispatchMode):
     # ------------------------------------------------------------------ the end
     def write_accesses(self) -> None:
         """Bitmaps and counts of the objects some op touched only in part (one bit per element)."""
+        writer = self.recorder.writer
         for oid, info in self.touches.items():
             if not info.partial:
                 continue
-            for t, read, write in info.each_op():
-                self.recorder.writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
-                                       granularity=info.itemsize)
-            self.recorder.writer.add_counts(oid, None, info.counts, granularity=info.itemsize)
+            elsewhere = self.objects.whole_ops(oid)  # the ops the C++ hook recorded itself
+            ops = sorted([*info.each_op(), *((op >> 2, bool(op & 2), bool(op & 1)) for op in elsewhere)],
+                         key=lambda op: op[0])
+            for t, read, write in ops:
+                writer.add_bitmap(oid, t, _unpacked(read, info.elements), _unpacked(write, info.elements),
+                                  granularity=info.itemsize)
+            assert info.counts is not None
+            writer.add_counts(oid, None, info.counts + len(elsewhere), granularity=info.itemsize)
 
 
 def _packed(part: Any) -> Any:
@@ -468,22 +477,60 @@ def _unpacked(part: Any, elements: int) -> np.ndarray | None:
     return np.unpackbits(part, count=elements).astype(bool)
 
 
-class _Installed:
-    def __init__(self, mode: TorchCollector) -> None:
-        self.mode = mode
-        self.empty_cache = _flush_recorder(mode)
+class TorchCollector(TorchDispatchMode):
+    """The dispatch-mode driver: every aten op passes through `__torch_dispatch__` (the
+    fallback when the C++ hook cannot be built; about 2x slower per op on a GPU loop)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # PyTorch would wrap `__torch_dispatch__` in `torch._disable_dynamo`, about 2 us per op;
+        # the mode's ops run eagerly whatever the wrapper says.
+        return False
+
+    def __init__(self, ops: OpRecorder) -> None:
+        super().__init__()
+        self.ops = ops
+        self.recorder = ops.recorder
+        self.plans: dict[Any, _Plan] = {}
+        self.cuda_seen = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        plan = self.plans.get(func)
+        if plan is None:
+            plan = self.plans[func] = _plan(func._schema)
+        if kwargs is None:
+            kwargs = {}
+        if plan.view:
+            return func(*args, **kwargs)  # a view: no memory is touched
+        with self.ops.lock:
+            site = self.recorder.site_json()  # on autograd's engine thread: the frame that called backward()
+            out = func(*args, **kwargs)
+            try:
+                self.ops.record(plan, args, kwargs, out, site)
+            finally:
+                if self.cuda_seen or torch.cuda.is_initialized():
+                    self.cuda_seen = True
+                    self.ops._pool_state()
+            return out
+
+
+class _ModeInstalled:
+    def __init__(self, recorder: Recorder) -> None:
+        self.ops = OpRecorder(recorder, _PyObjects(recorder))
+        self.mode = TorchCollector(self.ops)
+        self.empty_cache = _flush_recorder(self.ops)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache
-        mode.__enter__()
+        self.mode.__enter__()
 
     def uninstall(self) -> None:
         self.mode.__exit__(None, None, None)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache.__wrapped__
-        if self.mode.cuda_seen:
-            self.mode._pool_state(force=True)
-        self.mode.write_accesses()
+        if torch.cuda.is_initialized():
+            self.ops._pool_state(force=True)
+        self.ops.write_accesses()
 
 
-def _flush_recorder(mode: TorchCollector):
+def _flush_recorder(ops: OpRecorder):
     """`torch.cuda.empty_cache` that also writes a `flush` event (GL101: a flush in a loop sends
     every later allocation back to the driver)."""
     original = torch.cuda.memory.empty_cache
@@ -491,15 +538,24 @@ def _flush_recorder(mode: TorchCollector):
     @functools.wraps(original)
     def empty_cache() -> None:
         original()
-        with mode.lock:
-            mode.recorder.write({"ev": "flush", "t": mode.recorder.t, "api": "torch.cuda.empty_cache",
-                                 "pool": "torch.cuda", "site": mode.recorder.site()})
-            if mode.cuda_seen:
-                mode._pool_state(force=True)
+        with ops.lock:
+            ops.recorder.write({"ev": "flush", "t": ops.recorder.t, "api": "torch.cuda.empty_cache",
+                                "pool": "torch.cuda", "site": ops.recorder.site()})
+            if torch.cuda.is_initialized():
+                ops._pool_state(force=True)
 
     return empty_cache
 
 
-def install(recorder: Recorder, module: Any = None) -> _Installed:
-    """Start recording the PyTorch ops of this thread (and of the autograd threads it starts)."""
-    return _Installed(TorchCollector(recorder))
+def install(recorder: Recorder, module: Any = None) -> Any:
+    """Start recording the PyTorch ops of this thread (and of the autograd threads it starts):
+    through the C++ hook, or through a dispatch mode where it cannot be built (said in a note)."""
+    from gpulint.dynamic.collectors import torch_native
+
+    if os.environ.get("GPULINT_TORCH_HOOK", "native") != "mode":
+        try:
+            return torch_native.NativeInstalled(recorder)
+        except torch_native.Unavailable as exc:
+            recorder.notes.append(f"PyTorch ops were recorded through a dispatch mode, about twice as slow on a "
+                                  f"GPU loop: {exc}")
+    return _ModeInstalled(recorder)
