@@ -37,8 +37,15 @@ def traced(program: Path, trace: Path) -> list:
     return analyze(trace, Settings(), sorted(RULES)).findings
 
 
+@pytest.fixture(params=["native", "mode"])
+def driver(request, monkeypatch) -> str:
+    """Both ways the collector sees ops: the C++ hook and the dispatch mode (its fallback)."""
+    monkeypatch.setenv("GPULINT_TORCH_HOOK", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("program", sorted(p.name for p in PROGRAMS.glob("*.py")))
-def test_run_finds_exactly_the_pattern(program: str, tmp_path: Path) -> None:
+def test_run_finds_exactly_the_pattern(program: str, driver: str, tmp_path: Path) -> None:
     source = PROGRAMS / program
     found = traced(source, tmp_path / "t.jsonl")
     got = Counter((f.code, f.location.row) for f in found if Path(f.location.path).name == program)

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     from gpulint.dynamic.collectors.recorder import program_entry
     from gpulint.dynamic.collectors.recorder import session as trace
 
-    program_entry(runpy.__file__, "_run_code")  # runpy's frame that executes the program
+    # runpy's frame that executes the program ("<frozen runpy>" where the module is frozen)
+    program_entry(runpy._run_code.__code__.co_filename, "_run_code")
     if args.module is not None:
         sys.argv = [args.module, *target]
         run = lambda: runpy.run_module(args.module, run_name="__main__", alter_sys=True)  # noqa: E731

@@ -170,17 +170,8 @@ def code_of(code_id: int) -> Any:
 def user_stack(skip: int = 1, limit: int = 8) -> list[list]:
     """The caller's frames outside gpulint, the standard library and installed packages,
     innermost first (walking frames directly: `traceback` would read every source line)."""
-    frames = []
-    try:
-        frame = sys._getframe(skip)
-    except ValueError:  # a shallow stack: no user frames
-        return frames
-    while frame is not None and len(frames) < limit:
-        code = frame.f_code
-        if _is_user_file(code.co_filename):
-            frames.append([code.co_filename, frame.f_lineno, code.co_name])
-        frame = frame.f_back
-    return frames
+    return [[code_of(code_id).co_filename, line, code_of(code_id).co_name]
+            for code_id, line in user_code_stack(skip + 1, limit)]
 
 
 class LiveObjects:

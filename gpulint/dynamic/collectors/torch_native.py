@@ -73,7 +73,11 @@ def build(force: bool = False) -> Path:
                *(f"-I{path}" for path in include), str(SOURCE), "-o", str(temp), f"-L{root / 'lib'}",
                "-lc10", "-ltorch_cpu", "-ltorch_python", f"-Wl,-rpath,{root / 'lib'}"]
     started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise Unavailable(f"cannot run the C++ compiler {compiler}: {exc}") from exc
     if proc.returncode != 0:
         temp.unlink(missing_ok=True)
         raise Unavailable(f"building gpulint's PyTorch hook failed ({compiler}):\n"

@@ -407,10 +407,16 @@ bool whole(const at::Tensor& tensor) {
   return tensor.is_contiguous() || permuted_contiguous(tensor);
 }
 
+// A Python number passed where the op takes a tensor: PyTorch wraps it in a 0-d tensor, which
+// a dispatch mode sees as the number it was (no memory).
+bool wrapped_number(const at::Tensor& tensor) {
+  return tensor.defined() && tensor.unsafeGetTensorImpl()->is_wrapped_number();
+}
+
 template <typename F>
 void each_tensor(const c10::IValue& value, F&& visit) {
   if (value.isTensor()) {
-    visit(value.toTensor());
+    if (!wrapped_number(value.toTensor())) visit(value.toTensor());
   } else if (value.isTensorList()) {
     for (const at::Tensor& tensor : value.toTensorList().vec()) visit(tensor);
   } else if (value.isList()) {
@@ -425,6 +431,16 @@ PyObject* to_python(const c10::IValue& value) {
   if (value.isTensor()) {
     const at::Tensor& tensor = value.toTensor();
     if (!tensor.defined()) Py_RETURN_NONE;
+    if (wrapped_number(tensor)) {
+      c10::Scalar number = tensor.item();  // an op, not recorded: this op is still being handled
+      if (number.isBoolean()) return PyBool_FromLong(number.toBool());
+      if (number.isIntegral(false)) return PyLong_FromLongLong(number.toLong());
+      if (number.isComplex()) {
+        auto z = number.toComplexDouble();
+        return PyComplex_FromDoubles(z.real(), z.imag());
+      }
+      return PyFloat_FromDouble(number.toDouble());
+    }
     return THPVariable_Wrap(tensor);
   }
   if (value.isNone()) Py_RETURN_NONE;
@@ -744,6 +760,7 @@ PyObject* py_whole_ops(PyObject*, PyObject* arg) {
 }
 
 PyObject* py_append(PyObject*, PyObject* arg) {
+  drain_frees();  // earlier events first
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(arg, &size);
   if (text == nullptr) return nullptr;
