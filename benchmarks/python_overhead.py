@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import gpulint
+    from gpulint.dynamic.collectors import torch_native
 
+    print(f"gpulint's PyTorch hook: {torch_native.build()}", flush=True)  # built before any timing
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     rows = []
     folder = Path(tempfile.mkdtemp(prefix="gpulint-pyoverhead-"))
@@ -96,10 +98,28 @@ def main(argv: list[str] | None = None) -> int:
             # with inputs, the mechanism that could go below the dispatch mode's floor.
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True):
                 observed = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
-            traced = []
+            # The collector as it ships (the C++ hook), and its fallback (the dispatch mode).
+            traced, through_mode = [], []
             for i in range(args.repeat):
                 with gpulint.trace(str(folder / f"{device}-{name}-{i}.jsonl")):
                     traced.append(train(torch, model, batch, args.steps, device))
+            os.environ["GPULINT_TORCH_HOOK"] = "mode"
+            for i in range(args.repeat):
+                with gpulint.trace(str(folder / f"{device}-{name}-mode-{i}.jsonl")):
+                    through_mode.append(train(torch, model, batch, args.steps, device))
+            del os.environ["GPULINT_TORCH_HOOK"]
+            mode_ratio = statistics.median(through_mode) / native
+            # Where the hook's time goes: RecordFunction with inputs and outputs alone (stage 1),
+            # everything but the Python stacks (stage 2).
+            stages = {}
+            for stage in (1, 2):
+                os.environ["GPULINT_TORCH_HOOK_STAGE"] = str(stage)
+                timed = []
+                for i in range(args.repeat):
+                    with gpulint.trace(str(folder / f"{device}-{name}-stage{stage}-{i}.jsonl")):
+                        timed.append(train(torch, model, batch, args.steps, device))
+                stages[stage] = statistics.median(timed) / native
+            del os.environ["GPULINT_TORCH_HOOK_STAGE"]
             ratio = statistics.median(traced) / native
             events = sum(1 for _ in open(folder / f"{device}-{name}-0.jsonl"))
             per_op = lambda seconds: seconds / (args.steps * ops) * 1e6  # noqa: E731
@@ -108,11 +128,14 @@ def main(argv: list[str] | None = None) -> int:
                          "traced_s": round(statistics.median(traced), 4), "slowdown": round(ratio, 2),
                          "empty_mode_slowdown": round(floor / native, 2),
                          "profiler_shapes_slowdown": round(observed / native, 2),
+                         "dispatch_mode_collector_slowdown": round(mode_ratio, 2),
+                         "hook_record_function_only_slowdown": round(stages[1], 2),
+                         "hook_without_stacks_slowdown": round(stages[2], 2),
                          "native_us_per_op": round(per_op(native), 1),
                          "added_us_per_op": round(per_op(statistics.median(traced) - native), 1),
                          "events_per_loop": events})
             print(f"{device:<5} {name:<4} {args.steps} steps x {ops} ops: native {native:.3f}s ({per_op(native):.1f} us/op)"
-                  f"  empty mode {floor / native:.2f}x  profiler {observed / native:.2f}x  traced {statistics.median(traced):.3f}s  {ratio:.2f}x"
+                  f"  empty mode {floor / native:.2f}x  profiler {observed / native:.2f}x  dispatch-mode collector {mode_ratio:.2f}x  hook: RecordFunction {stages[1]:.2f}x, no stacks {stages[2]:.2f}x  traced {statistics.median(traced):.3f}s  {ratio:.2f}x"
                   f"  (+{per_op(statistics.median(traced) - native):.1f} us/op, {events} trace lines)", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "device": torch.cuda.get_device_name() if "cuda" in devices

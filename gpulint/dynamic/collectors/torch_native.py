@@ -142,8 +142,10 @@ class NativeInstalled:
         self.recorder = recorder
         self.ops = OpRecorder(recorder, self.hook)
         recorder.writer.attach(self.hook)
+        # GPULINT_TORCH_HOOK_STAGE: the overhead benchmark's breakdown (1: RecordFunction only,
+        # 2: no Python stacks); traces made so are incomplete.
         self.hook.install(native_plan, self._op, self._periodic, _recorder._frame_kind, _site, recorder.t,
-                          recorder.next_id)
+                          recorder.next_id, int(os.environ.get("GPULINT_TORCH_HOOK_STAGE", "0")))
         recorder.share_clock(self.hook.tick, self.hook.now, self.hook.new_object)
         self.empty_cache = _flush_recorder(self.ops)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache

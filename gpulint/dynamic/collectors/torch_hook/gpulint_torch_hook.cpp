@@ -25,6 +25,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Storage.h>
+#include <c10/util/Logging.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -86,6 +87,13 @@ std::unordered_map<int64_t, c10::StorageImpl*> g_by_id;
 std::unordered_map<int64_t, std::vector<int64_t>> g_kept_ops;  // of freed objects Python tracks
 std::unordered_map<PyObject*, int> g_code_kinds;  // holds a reference to each code object
 std::unordered_map<std::string, std::string> g_sites;
+struct PairHash {
+  size_t operator()(const std::pair<PyObject*, int>& key) const {
+    return std::hash<void*>()(key.first) ^ (static_cast<size_t>(key.second) * 0x9E3779B97F4A7C15ull);
+  }
+};
+// (code, instruction offset) -> line: computing a line walks the code's line table.
+std::unordered_map<std::pair<PyObject*, int>, int, PairHash> g_lines;
 std::unordered_map<std::string, std::string> g_devices;
 std::string g_last_site = "[]";
 std::string g_buffer;
@@ -115,6 +123,10 @@ std::vector<Freed> g_freed;  // reported, not yet written
 thread_local int t_depth = 0;  // > 0 inside a recorded op: its nested ops are not recorded
 thread_local bool t_primed = false;  // a thread state made here (a thread without Python frames)
 std::atomic<bool> g_one_python_thread{true};  // from threading.active_count(), every 50 ms
+// How much of the work to do, for the overhead benchmark's breakdown only: 0 all of it, 1 none
+// (RecordFunction with inputs and outputs, nothing recorded), 2 all but the Python stacks.
+int g_stage = 0;
+int g_log_level = 0;  // c10's, restored at uninstall
 
 // ------------------------------------------------------------------ the GIL
 void prime_thread() {
@@ -180,7 +192,17 @@ std::vector<RawFrame> walk_frames(bool may_call_python) {
     if (kind == kLibrary) {
       Py_DECREF(code);
     } else {
-      frames.push_back({code, PyFrame_GetLineNumber(frame), kind});
+      // Codes in g_code_kinds live for good, so their addresses key the line cache safely;
+      // an unclassified one is looked up without caching.
+      int line;
+      if (kind == kUnknown) {
+        line = PyFrame_GetLineNumber(frame);
+      } else {
+        auto key = std::make_pair(code, PyFrame_GetLasti(frame));
+        auto found = g_lines.find(key);
+        line = found != g_lines.end() ? found->second : (g_lines[key] = PyFrame_GetLineNumber(frame));
+      }
+      frames.push_back({code, line, kind});
       users += kind == kUser;
     }
     PyFrameObject* back = PyFrame_GetBack(frame);
@@ -233,6 +255,7 @@ const std::string& site_of(std::vector<RawFrame>& frames) {
 }
 
 const std::string& current_site() {
+  if (g_stage == 2) return g_last_site;
   std::vector<RawFrame> frames = walk_frames(true);
   return site_of(frames);
 }
@@ -628,6 +651,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   Plan* plan = plan_for(fn);
   if (plan == nullptr || plan->kind == kNotRecorded) return nullptr;
   ++t_depth;
+  if (g_stage == 1) {
+    --t_depth;
+    return nullptr;
+  }
   auto context = std::make_unique<OpContext>();
   context->plan = plan;
   if (plan->kind != kView) {
@@ -666,8 +693,8 @@ PyObject* py_install(PyObject*, PyObject* args) {
     return nullptr;
   }
   int64_t t = 0, next_id = 1;
-  if (!PyArg_ParseTuple(args, "OOOOOLL", &g_py.plan, &g_py.op, &g_py.periodic, &g_py.code_kind, &g_py.site, &t,
-                        &next_id))
+  if (!PyArg_ParseTuple(args, "OOOOOLLi", &g_py.plan, &g_py.op, &g_py.periodic, &g_py.code_kind, &g_py.site, &t,
+                        &next_id, &g_stage))
     return nullptr;
   for (PyObject* callback : {g_py.plan, g_py.op, g_py.periodic, g_py.code_kind, g_py.site}) Py_INCREF(callback);
   // A new session (another trace in this process): nothing of the last one carries over but
@@ -687,6 +714,10 @@ PyObject* py_install(PyObject*, PyObject* args) {
   g_next_id = next_id;
   g_periodic_at = std::chrono::steady_clock::now();
   c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, std::make_shared<FreeReporter>());
+  // The CPU allocator warns once (on stderr) when a block it has no size for is freed while a
+  // memory reporter listens: blocks from before the session.  The program's output stays its own.
+  g_log_level = FLAGS_caffe2_log_level;
+  FLAGS_caffe2_log_level = std::max(g_log_level, 2);
   g_active = true;
   g_handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
                                        .needsInputs(true)
@@ -701,6 +732,7 @@ PyObject* py_uninstall(PyObject*, PyObject*) {
   at::removeCallback(g_handle);
   auto top = c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE);
   if (dynamic_cast<FreeReporter*>(top) != nullptr) c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+  FLAGS_caffe2_log_level = g_log_level;
   sweep();
   Py_RETURN_NONE;
 }
@@ -782,7 +814,7 @@ PyObject* py_sweep(PyObject*, PyObject*) {
 }
 
 PyMethodDef g_methods[] = {
-    {"install", py_install, METH_VARARGS, "install(plan, op, periodic, code_kind, site, t, next_id)"},
+    {"install", py_install, METH_VARARGS, "install(plan, op, periodic, code_kind, site, t, next_id, stage)"},
     {"uninstall", py_uninstall, METH_NOARGS, "stop recording; storages that died unreported are freed"},
     {"tick", py_tick, METH_NOARGS, "the next event time"},
     {"now", py_now, METH_NOARGS, "the last event time"},
