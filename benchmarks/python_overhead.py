@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Overhead of the PyTorch collector on small training loops (an MLP and a small CNN), natively
 and under `gpulint.trace`, on the CPU and, when there is one, on the GPU, in one run.  Each
-figure is the median of `--repeat` timed loops after a warm-up loop.  Target: <= 1.5x on the GPU.
+figure is the median of `--repeat` timed loops after a warm-up loop; the configurations take
+turns within each round.  Target: <= 1.5x on the GPU.
 A benchmark: it always exits 0.
 
     python benchmarks/python_overhead.py --repeat 3 --json out.json
@@ -9,6 +10,7 @@ A benchmark: it always exits 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -87,56 +89,61 @@ def main(argv: list[str] | None = None) -> int:
             torch.manual_seed(0)
             model, batch = make().to(device), data(device)
             train(torch, model, batch, 2, device)  # warm-up: kernels, allocator, autograd
-            native = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
             Empty = empty_mode(torch)
             with Empty():
                 train(torch, model, batch, 1, device)
             ops = Empty.count  # aten ops per step (forward, backward, optimiser)
-            with Empty():
-                floor = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
-            # PyTorch's profiler recording every op's input shapes: a C++ RecordFunction observer
-            # with inputs, the mechanism that could go below the dispatch mode's floor.
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True):
-                observed = statistics.median(train(torch, model, batch, args.steps, device) for _ in range(args.repeat))
-            # The collector as it ships (the C++ hook), and its fallback (the dispatch mode).
-            traced, through_mode = [], []
+
+            def traced_with(env: dict, label: str):
+                """`gpulint.trace` with these environment settings (GPULINT_TORCH_HOOK...)."""
+                @contextlib.contextmanager
+                def context(i: int):
+                    saved = {k: os.environ.get(k) for k in env}
+                    os.environ.update(env)
+                    try:
+                        with gpulint.trace(str(folder / f"{device}-{name}-{label}-{i}.jsonl")):
+                            yield
+                    finally:
+                        for k, v in saved.items():
+                            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+                return context
+
+            # Every configuration once per round, rounds repeated: drift in the machine's speed
+            # (another tenant, clocks) then touches all of them alike.
+            configurations = {
+                "native": lambda i: contextlib.nullcontext(),
+                "empty_mode": lambda i: Empty(),
+                # PyTorch's profiler recording every op's input shapes: a C++ RecordFunction
+                # observer with inputs, the mechanism the hook is built on.
+                "profiler_shapes": lambda i: torch.profiler.profile(
+                    activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True),
+                "traced": traced_with({}, "traced"),  # the collector as it ships: the C++ hook
+                "dispatch_mode_collector": traced_with({"GPULINT_TORCH_HOOK": "mode"}, "mode"),  # its fallback
+                # where the hook's time goes: RecordFunction with inputs and outputs alone, then
+                # everything but the Python stacks
+                "hook_record_function_only": traced_with({"GPULINT_TORCH_HOOK_STAGE": "1"}, "stage1"),
+                "hook_without_stacks": traced_with({"GPULINT_TORCH_HOOK_STAGE": "2"}, "stage2"),
+            }
+            times: dict[str, list[float]] = {label: [] for label in configurations}
             for i in range(args.repeat):
-                with gpulint.trace(str(folder / f"{device}-{name}-{i}.jsonl")):
-                    traced.append(train(torch, model, batch, args.steps, device))
-            os.environ["GPULINT_TORCH_HOOK"] = "mode"
-            for i in range(args.repeat):
-                with gpulint.trace(str(folder / f"{device}-{name}-mode-{i}.jsonl")):
-                    through_mode.append(train(torch, model, batch, args.steps, device))
-            del os.environ["GPULINT_TORCH_HOOK"]
-            mode_ratio = statistics.median(through_mode) / native
-            # Where the hook's time goes: RecordFunction with inputs and outputs alone (stage 1),
-            # everything but the Python stacks (stage 2).
-            stages = {}
-            for stage in (1, 2):
-                os.environ["GPULINT_TORCH_HOOK_STAGE"] = str(stage)
-                timed = []
-                for i in range(args.repeat):
-                    with gpulint.trace(str(folder / f"{device}-{name}-stage{stage}-{i}.jsonl")):
-                        timed.append(train(torch, model, batch, args.steps, device))
-                stages[stage] = statistics.median(timed) / native
-            del os.environ["GPULINT_TORCH_HOOK_STAGE"]
-            ratio = statistics.median(traced) / native
-            events = sum(1 for _ in open(folder / f"{device}-{name}-0.jsonl"))
+                for label, context in configurations.items():
+                    with context(i):
+                        times[label].append(train(torch, model, batch, args.steps, device))
+            median = {label: statistics.median(values) for label, values in times.items()}
+            native = median["native"]
+            ratio = median["traced"] / native
+            slowdowns = {label: round(value / native, 2) for label, value in median.items() if label != "native"}
+            events = sum(1 for _ in open(folder / f"{device}-{name}-traced-0.jsonl"))
             per_op = lambda seconds: seconds / (args.steps * ops) * 1e6  # noqa: E731
             rows.append({"device": device, "model": name, "steps": args.steps, "ops_per_step": ops,
-                         "native_s": round(native, 4), "empty_mode_s": round(floor, 4),
-                         "traced_s": round(statistics.median(traced), 4), "slowdown": round(ratio, 2),
-                         "empty_mode_slowdown": round(floor / native, 2),
-                         "profiler_shapes_slowdown": round(observed / native, 2),
-                         "dispatch_mode_collector_slowdown": round(mode_ratio, 2),
-                         "hook_record_function_only_slowdown": round(stages[1], 2),
-                         "hook_without_stacks_slowdown": round(stages[2], 2),
+                         "native_s": round(native, 4), "traced_s": round(median["traced"], 4),
+                         "slowdown": round(ratio, 2), **{f"{k}_slowdown": v for k, v in slowdowns.items()},
                          "native_us_per_op": round(per_op(native), 1),
-                         "added_us_per_op": round(per_op(statistics.median(traced) - native), 1),
+                         "added_us_per_op": round(per_op(median["traced"] - native), 1),
                          "events_per_loop": events})
-            print(f"{device:<5} {name:<4} {args.steps} steps x {ops} ops: native {native:.3f}s ({per_op(native):.1f} us/op)"
-                  f"  empty mode {floor / native:.2f}x  profiler {observed / native:.2f}x  dispatch-mode collector {mode_ratio:.2f}x  hook: RecordFunction {stages[1]:.2f}x, no stacks {stages[2]:.2f}x  traced {statistics.median(traced):.3f}s  {ratio:.2f}x"
-                  f"  (+{per_op(statistics.median(traced) - native):.1f} us/op, {events} trace lines)", flush=True)
+            print(f"{device:<5} {name:<4} {args.steps} steps x {ops} ops: native {native:.4f}s ({per_op(native):.1f} us/op)"
+                  f"  traced {ratio:.2f}x (+{per_op(median['traced'] - native):.1f} us/op, {events} trace lines); "
+                  + ", ".join(f"{k} {v:.2f}x" for k, v in slowdowns.items() if k != "traced"), flush=True)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "device": torch.cuda.get_device_name() if "cuda" in devices
                                          else os.uname().machine}, indent=1))
