@@ -31,8 +31,8 @@ from gpulint.dynamic.collectors.torch_collector import (_COPIES, _FILLING, _OVER
                                                         OpRecorder, _flush_recorder, _plan)
 
 SOURCE = Path(__file__).resolve().parent / "torch_hook" / "gpulint_torch_hook.cpp"
-# What the hook hands to Python whatever the views: copies, fills, factories, index ops.
-_IN_PYTHON = _COPIES | _TO_HOST | _FILLING | _UNINITIALISED
+# What the hook hands to Python whatever the views: copies, index ops (and ops with out=).
+_IN_PYTHON = _COPIES | _TO_HOST
 
 
 class Unavailable(Exception):
@@ -116,7 +116,8 @@ def _decomposed(qualified: str) -> bool:
 def native_plan(name: str, overload: str) -> tuple:
     """What the hook does with an op overload: (kind, name, api, ((position, role), ...), plan).
     Kinds: 0 not recorded (decomposed), 1 a view, 2 recorded by the hook when every tensor is a
-    whole storage, 3 always handed to Python."""
+    whole storage, 3 always handed to Python, 4 and 5 factories that fill what they make or
+    leave it uninitialised (recorded by the hook when whole, as OpRecorder.record would)."""
     qualified = f"{name}.{overload}" if overload else name
     if _decomposed(qualified):
         return (0, name, "", (), None)
@@ -125,6 +126,10 @@ def native_plan(name: str, overload: str) -> tuple:
         kind = 1
     elif plan.name in _IN_PYTHON or plan.indexed or any(role == _OVERWRITE_ROLE for _, _, role in plan.tensors):
         kind = 3
+    elif plan.name in _FILLING:
+        kind = 4
+    elif plan.name in _UNINITIALISED:
+        kind = 5
     else:
         kind = 2
     return (kind, plan.name, plan.api, tuple((position, role) for position, _, role in plan.tensors), plan)

@@ -44,7 +44,9 @@
 namespace {
 
 // What Python decided about an op overload (torch_collector.native_plan).
-enum Kind : int { kNotRecorded = 0, kView = 1, kLaunch = 2, kPython = 3 };
+// kFilling / kUninitialised: factories (`zeros`, `empty`): with no tensor to read, what they
+// make is written whole (a memset) or left as it is; with one (`ones_like`), a launch.
+enum Kind : int { kNotRecorded = 0, kView = 1, kLaunch = 2, kPython = 3, kFilling = 4, kUninitialised = 5 };
 enum Role : int { kRead = 0, kReadWrite = 1, kOverwrite = 2 };
 
 struct Plan {
@@ -631,6 +633,14 @@ void record(const Plan& plan, const std::vector<c10::IValue>& inputs, const at::
       touched.push_back(object);
     });
   int64_t t = tick();
+  if (reads.empty() && (plan.kind == kFilling || plan.kind == kUninitialised)) {
+    if (plan.kind == kFilling)
+      for (Object* object : touched)
+        append_event("{\"ev\":\"memset\",\"t\":" + std::to_string(t) + ",\"obj\":" + std::to_string(object->id) +
+                     ",\"size\":" + std::to_string(object->nbytes) + ",\"offset\":0,\"stream\":0,\"site\":" + site +
+                     "}");
+    return;
+  }
   std::string line = "{\"ev\":\"launch\",\"t\":" + std::to_string(t) + ",\"kernel\":\"" + plan.name +
                      "\",\"stream\":0,\"reads\":[";
   append_ids(line, reads);
