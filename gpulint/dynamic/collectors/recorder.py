@@ -154,6 +154,7 @@ def program_entry(path: str, function: str) -> None:
     """Stop stack walks at this frame (`runpy` running the program under `gpulint run`): its
     callers are never the user's, and walking them cost every event about 2 us."""
     _entries.add((path, function))
+    _CODES.clear()  # kinds worked out before this entry was known
 
 
 def _frame_kind(code: Any) -> int:

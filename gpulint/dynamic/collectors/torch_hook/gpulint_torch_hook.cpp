@@ -708,7 +708,11 @@ PyObject* py_install(PyObject*, PyObject* args) {
     return nullptr;
   for (PyObject* callback : {g_py.plan, g_py.op, g_py.periodic, g_py.code_kind, g_py.site}) Py_INCREF(callback);
   // A new session (another trace in this process): nothing of the last one carries over but
-  // what depends only on the code (plans, sites, the kinds of code objects).
+  // the plans.  Code kinds go too: the program's entry frame may have changed (program_entry).
+  for (auto& [code, kind] : g_code_kinds) Py_DECREF(code);
+  g_code_kinds.clear();
+  g_sites.clear();
+  g_lines.clear();
   g_objects.clear();
   g_by_data.clear();
   g_by_id.clear();
