@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from gpulint.dynamic.collectors import recorder as _recorder
+from gpulint.dynamic.collectors.native.build import cache_root
 from gpulint.dynamic.collectors.torch_collector import (_COPIES, _FILLING, _OVERWRITE_ROLE, _TO_HOST, _UNINITIALISED,
                                                         OpRecorder, _flush_recorder, _plan)
 
@@ -39,11 +40,6 @@ class Unavailable(Exception):
     """The hook cannot be built or loaded here; the message says why."""
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpulint" / "torch"
-
-
 def _key() -> str:
     digest = hashlib.sha256(SOURCE.read_bytes())
     digest.update(f"{torch.__version__} {torch._C._GLIBCXX_USE_CXX11_ABI} {sys.version}".encode())
@@ -53,7 +49,7 @@ def _key() -> str:
 
 def build(force: bool = False) -> Path:
     """The compiled hook, built now if it is not in the cache."""
-    folder = _cache_dir() / _key()
+    folder = cache_root() / "torch" / _key()
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     library = folder / f"gpulint_torch_hook{suffix}"
     if library.is_file() and not force:

@@ -186,9 +186,14 @@ def _device_from_nvidia_smi() -> Device:
     return Device(parts[0], (major, minor), driver)
 
 
-def cache_dir() -> Path:
+def cache_root() -> Path:
+    """gpulint's folder for what it builds (`$XDG_CACHE_HOME/gpulint`, else `~/.cache/gpulint`)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpulint" / "native"
+    return Path(base) / "gpulint"
+
+
+def cache_dir() -> Path:
+    return cache_root() / "native"
 
 
 def source_hash() -> str:
