@@ -31,7 +31,10 @@ from gpulint.dynamic.collectors.native.build import cache_root
 from gpulint.dynamic.collectors.torch_collector import (_COPIES, _FILLING, _OVERWRITE_ROLE, _TO_HOST, _UNINITIALISED,
                                                         OpRecorder, _flush_recorder, _plan)
 
-SOURCE = Path(__file__).resolve().parent / "torch_hook" / "gpulint_torch_hook.cpp"
+HOOK_FOLDER = Path(__file__).resolve().parent / "torch_hook"
+SOURCE = HOOK_FOLDER / "gpulint_torch_hook.cpp"
+# Compiled together; python_frames.cpp alone sees the interpreter's internal frame layout.
+SOURCES = (SOURCE, HOOK_FOLDER / "python_frames.cpp", HOOK_FOLDER / "python_frames.h")
 # What the hook hands to Python whatever the views: copies, index ops (and ops with out=).
 _IN_PYTHON = _COPIES | _TO_HOST
 
@@ -41,7 +44,9 @@ class Unavailable(Exception):
 
 
 def _key() -> str:
-    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest = hashlib.sha256()
+    for source in SOURCES:
+        digest.update(source.read_bytes())
     digest.update(f"{torch.__version__} {torch._C._GLIBCXX_USE_CXX11_ABI} {sys.version}".encode())
     return f"torch{torch.__version__.split('+')[0]}-py{sys.version_info[0]}{sys.version_info[1]}-" \
            f"{digest.hexdigest()[:12]}"
@@ -66,7 +71,8 @@ def build(force: bool = False) -> Path:
     temp = Path(tempfile.mkstemp(dir=folder, prefix=".build-", suffix=suffix)[1])
     command = [compiler, "-O2", "-DNDEBUG", "-std=c++20", "-shared", "-fPIC", "-w",
                f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
-               *(f"-I{path}" for path in include), str(SOURCE), "-o", str(temp), f"-L{root / 'lib'}",
+               *(f"-I{path}" for path in include),
+               *(str(source) for source in SOURCES if source.suffix == ".cpp"), "-o", str(temp), f"-L{root / 'lib'}",
                "-lc10", "-ltorch_cpu", "-ltorch_python", f"-Wl,-rpath,{root / 'lib'}"]
     started = time.monotonic()
     try:

@@ -29,8 +29,11 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include "python_frames.h"
+
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -96,14 +99,17 @@ struct PairHash {
 };
 // (code, instruction offset) -> line: computing a line walks the code's line table.
 std::unordered_map<std::pair<PyObject*, int>, int, PairHash> g_lines;
-std::unordered_map<std::string, std::string> g_devices;
-std::string g_last_site = "[]";
+std::unordered_map<int, std::string> g_devices;  // device type << 16 | index -> "cuda:0"
+const std::string kNoSite = "[]";
+const std::string* g_last_site = &kNoSite;  // an entry of g_sites (nodes stay put) or kNoSite
 std::string g_buffer;
 std::chrono::steady_clock::time_point g_periodic_at;
 
-// Guarded by g_plans_mutex (the start callback runs without the GIL).
+// Guarded by g_plans_mutex (the start callback runs without the GIL).  Plans live for good, so
+// each thread keeps its own lock-free index of those it has used.
 std::mutex g_plans_mutex;
 std::unordered_map<const char*, std::unique_ptr<Plan>> g_plans;
+thread_local std::unordered_map<const char*, Plan*> t_plans;
 
 // Guarded by g_freed_mutex: the allocators' reports arrive on any thread, under their locks.
 std::mutex g_freed_mutex;
@@ -111,9 +117,10 @@ std::unordered_set<void*> g_tracked;             // data pointers of recorded st
 // A frame as the walk found it: its code (a reference held) and line; kind -1 when the walk
 // could not ask Python what the code is (inside an allocator's report).
 struct RawFrame {
-  PyObject* code;
+  PyObject* code;  // a reference held only when owned (the code not yet classified)
   int line;
   int kind;
+  bool owned;
 };
 struct Freed {
   void* data;
@@ -121,6 +128,7 @@ struct Freed {
   std::vector<RawFrame> frames;  // the freeing thread's, when it held the GIL
 };
 std::vector<Freed> g_freed;  // reported, not yet written
+std::atomic<bool> g_any_freed{false};  // g_freed is not empty: the per-op check without the mutex
 
 thread_local int t_depth = 0;  // > 0 inside a recorded op: its nested ops are not recorded
 thread_local bool t_primed = false;  // a thread state made here (a thread without Python frames)
@@ -175,52 +183,49 @@ int code_kind(PyObject* code, bool may_call_python) {
   return kind;
 }
 
-// The calling thread's frames that may be the user's, innermost first (the GIL held).  Inside
-// an allocator's report no Python may run (it may hold the allocator's lock): codes not yet
-// classified are kept as unknown, and the garbage collector waits until the walk is done
-// (materialising a frame object allocates).
-std::vector<RawFrame> walk_frames(bool may_call_python) {
-  std::vector<RawFrame> frames;
-  int gc_was_enabled = may_call_python ? 0 : PyGC_Disable();
-  PyFrameObject* frame = PyThreadState_GetFrame(PyThreadState_Get());
+// The calling thread's frames that may be the user's, innermost first (the GIL held), added
+// to `frames`.  Inside an allocator's report no Python may run (it may hold the allocator's
+// lock): codes not yet classified are kept as unknown (with a reference), and where walking
+// makes frame objects the garbage collector waits until the walk is done.
+void walk_frames(std::vector<RawFrame>& frames, bool may_call_python) {
+  int gc_was_enabled = !may_call_python && gpulint_frames::allocates() ? PyGC_Disable() : 0;
+  gpulint_frames::Cursor cursor;
   size_t users = 0;
-  while (frame != nullptr && users < kUserFrames) {
-    PyObject* code = reinterpret_cast<PyObject*>(PyFrame_GetCode(frame));
+  for (bool more = gpulint_frames::first(cursor); more && users < kUserFrames; more = gpulint_frames::next(cursor)) {
+    PyObject* code = gpulint_frames::code(cursor);
     int kind = code_kind(code, may_call_python);
-    if (kind == kEntry) {
-      Py_DECREF(code);
-      break;
+    if (kind == kEntry) break;
+    if (kind == kLibrary) continue;
+    if (kind == kUnknown) {
+      Py_INCREF(code);
+      frames.push_back({code, gpulint_frames::line(cursor), kind, true});
+      continue;
     }
-    if (kind == kLibrary) {
-      Py_DECREF(code);
-    } else {
-      // Codes in g_code_kinds live for good, so their addresses key the line cache safely;
-      // an unclassified one is looked up without caching.
-      int line;
-      if (kind == kUnknown) {
-        line = PyFrame_GetLineNumber(frame);
-      } else {
-        auto key = std::make_pair(code, PyFrame_GetLasti(frame));
-        auto found = g_lines.find(key);
-        line = found != g_lines.end() ? found->second : (g_lines[key] = PyFrame_GetLineNumber(frame));
-      }
-      frames.push_back({code, line, kind});
-      users += kind == kUser;
-    }
-    PyFrameObject* back = PyFrame_GetBack(frame);
-    Py_DECREF(frame);
-    frame = back;
+    // Classified codes live for good (g_code_kinds holds them), so their addresses key the
+    // line cache safely.
+    auto key = std::make_pair(code, gpulint_frames::instruction(cursor));
+    auto found = g_lines.find(key);
+    int line = found != g_lines.end() ? found->second : (g_lines[key] = gpulint_frames::line(cursor));
+    frames.push_back({code, line, kind, false});
+    users += kind == kUser;
   }
-  Py_XDECREF(frame);
+  gpulint_frames::close(cursor);
   if (gc_was_enabled) PyGC_Enable();
-  return frames;
+}
+
+void release(std::vector<RawFrame>& frames) {
+  for (RawFrame& frame : frames)
+    if (frame.owned) Py_DECREF(frame.code);
+  frames.clear();
 }
 
 // The user's frames as JSON (releasing the walk's references); the last site when there are
 // none (autograd's threads: the user's frame that called backward()).
 const std::string& site_of(std::vector<RawFrame>& frames) {
-  std::string key;
-  std::vector<std::pair<PyObject*, int>> users;
+  static std::string key;  // scratch (the GIL held): no allocation per op once grown
+  static std::vector<std::pair<PyObject*, int>> users;
+  key.clear();
+  users.clear();
   for (RawFrame& frame : frames) {
     int kind = frame.kind == kUnknown ? code_kind(frame.code, true) : frame.kind;
     if (kind == kEntry) break;
@@ -231,13 +236,12 @@ const std::string& site_of(std::vector<RawFrame>& frames) {
     }
   }
   if (users.empty()) {
-    for (RawFrame& frame : frames) Py_DECREF(frame.code);
-    frames.clear();
-    return g_last_site;
+    release(frames);
+    return *g_last_site;
   }
   auto found = g_sites.find(key);
   if (found == g_sites.end()) {
-    std::string text = "[]";
+    std::string text = kNoSite;
     PyObject* pairs = PyTuple_New(static_cast<Py_ssize_t>(users.size()));
     for (size_t i = 0; i < users.size(); ++i) {
       Py_INCREF(users[i].first);
@@ -248,31 +252,54 @@ const std::string& site_of(std::vector<RawFrame>& frames) {
     if (result != nullptr && PyUnicode_Check(result)) text = PyUnicode_AsUTF8(result);
     Py_XDECREF(result);
     PyErr_Clear();
-    found = g_sites.emplace(key, text).first;
+    found = g_sites.emplace(key, std::move(text)).first;
   }
-  for (RawFrame& frame : frames) Py_DECREF(frame.code);
-  frames.clear();
-  g_last_site = found->second;
+  release(frames);
+  g_last_site = &found->second;
   return found->second;
 }
 
 const std::string& current_site() {
-  if (g_stage == 2) return g_last_site;
-  std::vector<RawFrame> frames = walk_frames(true);
+  if (g_stage == 2) return *g_last_site;
+  static std::vector<RawFrame> frames;  // scratch, as in site_of
+  walk_frames(frames, true);
   return site_of(frames);
 }
 
 // ------------------------------------------------------------------ events
-void append_event(const std::string& line) {
-  g_buffer += line;
-  g_buffer += '\n';
-}
+// One event, formatted straight into the buffer (no string per field).
+struct Event {
+  explicit Event(const char* opening) { g_buffer += opening; }
+  ~Event() { g_buffer += "}\n"; }
+  Event& operator<<(const char* text) {
+    g_buffer += text;
+    return *this;
+  }
+  Event& operator<<(const std::string& text) {
+    g_buffer += text;
+    return *this;
+  }
+  Event& operator<<(int64_t number) {
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof(digits), number).ptr;
+    g_buffer.append(digits, end);
+    return *this;
+  }
+  Event& operator<<(const std::vector<int64_t>& ids) {
+    g_buffer += '[';
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i) g_buffer += ',';
+      *this << ids[i];
+    }
+    g_buffer += ']';
+    return *this;
+  }
+};
 
 int64_t tick() { return ++g_t; }
 
 void write_free(const Object& object, int64_t t, const std::string& site) {
-  append_event("{\"ev\":\"free\",\"t\":" + std::to_string(t) + ",\"obj\":" + std::to_string(object.id) +
-               ",\"stream\":0,\"site\":" + site + "}");
+  Event("{\"ev\":\"free\",\"t\":") << t << ",\"obj\":" << object.id << ",\"stream\":0,\"site\":" << site;
 }
 
 // A freed object leaves the tables; Python may still need the ops it had (its bitmaps).
@@ -295,11 +322,12 @@ void forget(c10::StorageImpl* impl, const Object& object) {
 // The frees the allocators reported since the last event (before any new object is recorded:
 // a new storage may reuse a freed address).
 void drain_frees() {
+  if (!g_any_freed.load(std::memory_order_acquire)) return;
   std::vector<Freed> freed;
   {
     std::lock_guard<std::mutex> lock(g_freed_mutex);
-    if (g_freed.empty()) return;
     freed.swap(g_freed);
+    g_any_freed.store(false, std::memory_order_relaxed);
   }
   for (Freed& entry : freed) {
     const std::string& site = site_of(entry.frames);  // releases the frames' references
@@ -321,7 +349,7 @@ void sweep() {
   drain_frees();
   for (auto it = g_objects.begin(); it != g_objects.end();) {
     if (it->second.storage.expired()) {
-      write_free(it->second, tick(), g_last_site);
+      write_free(it->second, tick(), *g_last_site);
       forget(it->first, it->second);
       retire(it->second);
       it = g_objects.erase(it);
@@ -347,23 +375,25 @@ struct FreeReporter final : c10::MemoryReportingInfoBase {
     std::vector<RawFrame> frames;
     if (Py_IsInitialized() && !t_primed && PyGILState_GetThisThreadState() != nullptr) {
       if (PyGILState_Check()) {
-        frames = walk_frames(false);
+        walk_frames(frames, false);
       } else if (device.is_cpu() || g_one_python_thread.load(std::memory_order_relaxed)) {
         PyGILState_STATE state = PyGILState_Ensure();
-        frames = walk_frames(false);
+        walk_frames(frames, false);
         PyGILState_Release(state);
       }
     }
     std::lock_guard<std::mutex> lock(g_freed_mutex);
     g_freed.push_back({ptr, tick(), std::move(frames)});
+    g_any_freed.store(true, std::memory_order_release);
   }
 };
 
 // ------------------------------------------------------------------ objects
 const std::string& device_name(const at::Tensor& tensor) {
-  std::string key = tensor.device().str();
+  c10::Device device = tensor.device();
+  int key = static_cast<int>(device.type()) << 16 | (device.index() & 0xffff);
   auto found = g_devices.find(key);
-  if (found == g_devices.end()) found = g_devices.emplace(key, key).first;
+  if (found == g_devices.end()) found = g_devices.emplace(key, device.str()).first;
   return found->second;
 }
 
@@ -383,17 +413,16 @@ Object* object_of(const at::Tensor& tensor, const std::string& site, const std::
   object.nbytes = static_cast<int64_t>(impl->nbytes());
   object.itemsize = static_cast<int64_t>(tensor.element_size());
   object.data = impl->data_ptr().get();
-  int64_t t = tick();
-  append_event("{\"ev\":\"alloc\",\"t\":" + std::to_string(t) + ",\"obj\":" + std::to_string(object.id) +
-               ",\"size\":" + std::to_string(object.nbytes) + ",\"stream\":0,\"api\":\"" + api +
-               "\",\"framework\":\"torch\",\"device\":\"" + device_name(tensor) + "\",\"site\":" + site + "}");
+  Event("{\"ev\":\"alloc\",\"t\":") << tick() << ",\"obj\":" << object.id << ",\"size\":" << object.nbytes
+                                      << ",\"stream\":0,\"api\":\"" << api << "\",\"framework\":\"torch\",\"device\":\""
+                                      << device_name(tensor) << "\",\"site\":" << site;
   if (object.data != nullptr) {
     auto previous = g_by_data.find(object.data);
     if (previous != g_by_data.end() && previous->second != impl) {
       // The storage that had this address died unreported: it is freed now.
       auto old = g_objects.find(previous->second);
       if (old != g_objects.end()) {
-        write_free(old->second, tick(), g_last_site);
+        write_free(old->second, tick(), *g_last_site);
         retire(old->second);
         g_objects.erase(old);
       }
@@ -442,9 +471,7 @@ template <typename F>
 void each_tensor(const c10::IValue& value, F&& visit) {
   if (value.isTensor()) {
     if (!wrapped_number(value.toTensor())) visit(value.toTensor());
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& tensor : value.toTensorList().vec()) visit(tensor);
-  } else if (value.isList()) {
+  } else if (value.isList()) {  // tensor lists too: their items are tensors
     for (const c10::IValue& item : value.toListRef()) each_tensor(item, visit);
   } else if (value.isTuple()) {
     for (const c10::IValue& item : value.toTupleRef().elements()) each_tensor(item, visit);
@@ -509,10 +536,12 @@ PyObject* list_of(const std::vector<c10::IValue>& values) {
 Plan* plan_for(const at::RecordFunction& fn) {
   // The name's address identifies the op overload: it lives in the dispatcher's schema.
   const char* name = fn.name();
+  auto known = t_plans.find(name);
+  if (known != t_plans.end()) return known->second;
   {
     std::lock_guard<std::mutex> lock(g_plans_mutex);
     auto found = g_plans.find(name);
-    if (found != g_plans.end()) return found->second.get();
+    if (found != g_plans.end()) return t_plans[name] = found->second.get();
   }
   auto op = fn.operator_name();
   if (!op) return nullptr;  // a named scope (RECORD_FUNCTION), not an op: its name is not stable
@@ -541,7 +570,7 @@ Plan* plan_for(const at::RecordFunction& fn) {
   std::lock_guard<std::mutex> lock(g_plans_mutex);
   auto& slot = g_plans[name];
   if (!slot) slot = std::move(plan);
-  return slot.get();
+  return t_plans[name] = slot.get();
 }
 
 struct OpContext final : at::ObserverContext {
@@ -579,16 +608,9 @@ void hand_to_python(const Plan& plan, const std::vector<c10::IValue>& inputs, co
   Py_DECREF(site_text);
 }
 
-void append_ids(std::string& line, const std::vector<int64_t>& ids) {
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) line += ',';
-    line += std::to_string(ids[i]);
-  }
-}
-
 void record(const Plan& plan, const std::vector<c10::IValue>& inputs, const at::RecordFunction& fn) {
   drain_frees();
-  const std::string site = current_site();
+  const std::string& site = current_site();  // an entry of g_sites: stays put
   if (plan.kind == kPython) {
     hand_to_python(plan, inputs, fn, site);
     return;
@@ -609,8 +631,12 @@ void record(const Plan& plan, const std::vector<c10::IValue>& inputs, const at::
     hand_to_python(plan, inputs, fn, site);
     return;
   }
-  std::vector<int64_t> reads, writes;
-  std::vector<Object*> touched;
+  // Scratch (the GIL held, and a recorded op's own ops are never recorded): no allocation per op.
+  static std::vector<int64_t> reads, writes;
+  static std::vector<Object*> touched;
+  reads.clear();
+  writes.clear();
+  touched.clear();
   auto add = [](std::vector<int64_t>& ids, int64_t id) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   };
@@ -636,18 +662,12 @@ void record(const Plan& plan, const std::vector<c10::IValue>& inputs, const at::
   if (reads.empty() && (plan.kind == kFilling || plan.kind == kUninitialised)) {
     if (plan.kind == kFilling)
       for (Object* object : touched)
-        append_event("{\"ev\":\"memset\",\"t\":" + std::to_string(t) + ",\"obj\":" + std::to_string(object->id) +
-                     ",\"size\":" + std::to_string(object->nbytes) + ",\"offset\":0,\"stream\":0,\"site\":" + site +
-                     "}");
+        Event("{\"ev\":\"memset\",\"t\":") << t << ",\"obj\":" << object->id << ",\"size\":" << object->nbytes
+                                             << ",\"offset\":0,\"stream\":0,\"site\":" << site;
     return;
   }
-  std::string line = "{\"ev\":\"launch\",\"t\":" + std::to_string(t) + ",\"kernel\":\"" + plan.name +
-                     "\",\"stream\":0,\"reads\":[";
-  append_ids(line, reads);
-  line += "],\"writes\":[";
-  append_ids(line, writes);
-  line += "],\"site\":" + site + "}";
-  append_event(line);
+  Event("{\"ev\":\"launch\",\"t\":") << t << ",\"kernel\":\"" << plan.name << "\",\"stream\":0,\"reads\":" << reads
+                                       << ",\"writes\":" << writes << ",\"site\":" << site;
   for (Object* object : touched) {
     bool read = std::find(reads.begin(), reads.end(), object->id) != reads.end();
     bool write = std::find(writes.begin(), writes.end(), object->id) != writes.end();
@@ -718,7 +738,7 @@ PyObject* py_install(PyObject*, PyObject* args) {
   g_by_id.clear();
   g_kept_ops.clear();
   g_buffer.clear();
-  g_last_site = "[]";
+  g_last_site = &kNoSite;
   {
     std::lock_guard<std::mutex> lock(g_freed_mutex);
     g_tracked.clear();
