@@ -240,6 +240,24 @@ def test_launches_gpulint_makes_are_not_the_programs(tmp_path: Path, monkeypatch
     assert [e["kernel"] for e in launches] == ["users"]
 
 
+def test_launches_inside_another_collectors_ops_are_not_recorded_twice(tmp_path: Path, monkeypatch) -> None:
+    """PyTorch's hook records its ops' kernels itself, and its ops run under no gpulint frame:
+    while it says this thread is inside one, CUPTI's launches are its, not the program's."""
+    cupti = FakeCupti()
+    recorder, cupy, installed = start(tmp_path, monkeypatch, cupti, {0xF00: []})
+    inside = []
+    recorder.launch_owners.append(lambda: bool(inside))
+    inside.append("torch op")
+    call_back(cupti, DRIVER, CU_LAUNCH_KERNEL, ENTER, launch_params(0xF00, None), "torch_kernel")
+    call_back(cupti, RUNTIME, CUDA_LAUNCH_KERNEL, ENTER, types.SimpleNamespace(func=1, stream=0, args=0), "cublas")
+    call_back(cupti, RUNTIME, CUDA_LAUNCH_KERNEL, EXIT, types.SimpleNamespace(func=1, stream=0, args=0), "cublas")
+    inside.clear()
+    call_back(cupti, DRIVER, CU_LAUNCH_KERNEL, ENTER, launch_params(0xF00, None), "cupy_kernel")
+    events = finish(recorder, installed)
+    assert [e["kernel"] for e in events if e["ev"] == "launch"] == ["cupy_kernel"]
+    assert not [e for e in events if e["ev"] == "note" and "runtime API" in e["text"]]
+
+
 def test_a_failing_subscribe_keeps_todays_trace_and_says_why(tmp_path: Path, monkeypatch) -> None:
     cupti = FakeCupti(refuse=CuptiError(39))  # another tool holds CUPTI's one subscription
     recorder, cupy, installed = start(tmp_path, monkeypatch, cupti)

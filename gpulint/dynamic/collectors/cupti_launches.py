@@ -344,7 +344,7 @@ class CuptiLaunches:
             self.inside.depth = max(0, depth - 1)  # the exit records nothing
             return
         self.inside.depth = depth + 1
-        if _launched_by_gpulint(caller):
+        if _launched_by_gpulint(caller) or self.recorder.launch_owned():
             return
         params_type = self.runtime.get(cbid)
         params = params_type.from_ptr(data.function_params, readonly=True) if params_type is not None else None
@@ -356,7 +356,7 @@ class CuptiLaunches:
             self._write(_kernel_name(data), int(stream or 0), self._every_live_object(), unread=True)
 
     def _driver(self, cbid: int, data: Any, caller: Any) -> None:
-        if _launched_by_gpulint(caller):
+        if _launched_by_gpulint(caller) or self.recorder.launch_owned():
             return
         params = self.driver[cbid].from_ptr(data.function_params, readonly=True)
         stream = getattr(params, "h_stream", None)

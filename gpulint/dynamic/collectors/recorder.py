@@ -37,6 +37,10 @@ class Recorder:
         self._encoded: dict[tuple, str] = {}
         self.closed = False
         self.notes: list[str] = []  # what the collectors could not see, for the report
+        # Collectors that record the kernels launched inside their own operations (PyTorch's
+        # hook, whose ops run under no gpulint frame): each says whether this thread is inside
+        # one, so that a process-wide launch callback (CUPTI) does not record those twice.
+        self.launch_owners: list[Callable[[], bool]] = []
 
     @property
     def t(self) -> int:
@@ -56,6 +60,10 @@ class Recorder:
         """Draw times and object ids from a collector that counts outside Python (PyTorch's
         C++ hook, which numbers the events of threads that hold no GIL)."""
         self.tick, self.new_object, self._now = tick, new_object, now  # type: ignore[method-assign]
+
+    def launch_owned(self) -> bool:
+        """Whether a kernel launched now on this thread is recorded by a collector already."""
+        return any(inside() for inside in self.launch_owners)
 
     def write(self, event: dict[str, Any]) -> None:
         if not self.closed:

@@ -154,6 +154,7 @@ class NativeInstalled:
         self.hook.install(native_plan, self._op, self._periodic, _recorder._frame_kind, _site, recorder.t,
                           recorder.next_id, int(os.environ.get("GPULINT_TORCH_HOOK_STAGE", "0")))
         recorder.share_clock(self.hook.tick, self.hook.now, self.hook.new_object)
+        recorder.launch_owners.append(self.hook.inside_op)
         self.empty_cache = _flush_recorder(self.ops)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache
 
@@ -173,6 +174,7 @@ class NativeInstalled:
 
     def uninstall(self) -> None:
         self.hook.uninstall()
+        self.recorder.launch_owners.remove(self.hook.inside_op)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache.__wrapped__
         if torch.cuda.is_initialized():
             self.ops._pool_state(force=True)

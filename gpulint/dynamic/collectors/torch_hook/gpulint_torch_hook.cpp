@@ -771,6 +771,9 @@ PyObject* py_uninstall(PyObject*, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// Whether this thread is inside an op the hook records: the kernels it launches are the op's.
+PyObject* py_inside_op(PyObject*, PyObject*) { return PyBool_FromLong(t_depth > 0); }
+
 PyObject* py_tick(PyObject*, PyObject*) { return PyLong_FromLongLong(tick()); }
 PyObject* py_now(PyObject*, PyObject*) { return PyLong_FromLongLong(g_t.load()); }
 PyObject* py_new_object(PyObject*, PyObject*) { return PyLong_FromLongLong(g_next_id++); }
@@ -850,6 +853,7 @@ PyObject* py_sweep(PyObject*, PyObject*) {
 PyMethodDef g_methods[] = {
     {"install", py_install, METH_VARARGS, "install(plan, op, periodic, code_kind, site, t, next_id, stage)"},
     {"uninstall", py_uninstall, METH_NOARGS, "stop recording; storages that died unreported are freed"},
+    {"inside_op", py_inside_op, METH_NOARGS, "whether this thread is inside an op the hook records"},
     {"tick", py_tick, METH_NOARGS, "the next event time"},
     {"now", py_now, METH_NOARGS, "the last event time"},
     {"new_object", py_new_object, METH_NOARGS, "the next object id"},
