@@ -15,6 +15,8 @@
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
 #define GPULINT_INTERPRETER_FRAMES 1
 #include <internal/pycore_frame.h>
+#else
+#include <frameobject.h>  // PyFrame_GetBack before 3.11
 #endif
 
 namespace gpulint_frames {
