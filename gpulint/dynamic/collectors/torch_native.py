@@ -19,7 +19,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -162,15 +161,13 @@ class NativeInstalled:
         with self.ops.lock:
             self.ops.record(plan, args, {}, outputs, site)
 
-    def _periodic(self) -> bool:
-        """Every 50 ms: frees nobody reported, the pool's state, the file.  Returns whether the
-        program runs one Python thread (the hook then finds the site of CUDA frees)."""
+    def _periodic(self) -> None:
+        """Every 50 ms: frees nobody reported, the pool's state, the file."""
         with self.ops.lock:
             self.hook.sweep()
             if torch.cuda.is_initialized():
                 self.ops._pool_state(force=True)
             self.recorder.writer.flush()
-        return threading.active_count() == 1
 
     def uninstall(self) -> None:
         self.hook.uninstall()

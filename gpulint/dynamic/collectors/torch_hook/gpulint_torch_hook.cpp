@@ -132,7 +132,6 @@ std::atomic<bool> g_any_freed{false};  // g_freed is not empty: the per-op check
 
 thread_local int t_depth = 0;  // > 0 inside a recorded op: its nested ops are not recorded
 thread_local bool t_primed = false;  // a thread state made here (a thread without Python frames)
-std::atomic<bool> g_one_python_thread{true};  // from threading.active_count(), every 50 ms
 // How much of the work to do, for the overhead benchmark's breakdown only: 0 all of it, 1 none
 // (RecordFunction with inputs and outputs, nothing recorded), 2 all but the Python stacks.
 int g_stage = 0;
@@ -368,15 +367,17 @@ struct FreeReporter final : c10::MemoryReportingInfoBase {
       if (!g_tracked.erase(ptr)) return;
     }
     // The statement that dropped the last reference, when this thread runs Python.  PyTorch
-    // lets the GIL go while it frees a tensor; taking it back here is safe where nothing else
-    // can hold the GIL while it waits for this allocator: the CPU allocator reports outside
-    // its lock, and with one Python thread no other thread asks the CUDA allocator for
-    // anything while holding the GIL.  Otherwise the free gets the last site.
+    // lets the GIL go while it frees a tensor inside an op; it is taken back here only for the
+    // CPU allocator, which reports outside its lock.  The CUDA allocator reports under its
+    // mutex, and any thread holding the GIL may want that mutex (a Python `del`, memory
+    // statistics, autograd's device threads running hooks or this hook): waiting for the GIL
+    // there could deadlock.  Such a free gets the last site: a free inside an op comes from a
+    // composite op's own intermediates, whose last recorded op has the same site.
     std::vector<RawFrame> frames;
     if (Py_IsInitialized() && !t_primed && PyGILState_GetThisThreadState() != nullptr) {
       if (PyGILState_Check()) {
         walk_frames(frames, false);
-      } else if (device.is_cpu() || g_one_python_thread.load(std::memory_order_relaxed)) {
+      } else if (device.is_cpu()) {
         PyGILState_STATE state = PyGILState_Ensure();
         walk_frames(frames, false);
         PyGILState_Release(state);
@@ -579,20 +580,15 @@ struct OpContext final : at::ObserverContext {
 };
 
 // ------------------------------------------------------------------ ops
-// Python's periodic work (flush, pool statistics, sweep) on the program's own threads only:
-// autograd's threads must not read the CUDA allocator's statistics while holding the GIL.
+// Python's periodic work (flush, pool statistics, sweep), on threads that run Python.
 void periodic_if_due() {
   if (t_primed) return;
   auto now = std::chrono::steady_clock::now();
   if (now - g_periodic_at < std::chrono::milliseconds(50)) return;
   g_periodic_at = now;
   PyObject* result = PyObject_CallNoArgs(g_py.periodic);
-  if (result == nullptr) {
-    PyErr_Print();
-    return;
-  }
-  g_one_python_thread = PyObject_IsTrue(result) == 1;
-  Py_DECREF(result);
+  if (result == nullptr) PyErr_Print();
+  Py_XDECREF(result);
 }
 
 void hand_to_python(const Plan& plan, const std::vector<c10::IValue>& inputs, const at::RecordFunction& fn,
