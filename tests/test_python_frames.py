@@ -31,7 +31,34 @@ static PyObject* stack(PyObject*, PyObject*) {
   return frames;
 }
 
-static PyMethodDef methods[] = {{"stack", stack, METH_NOARGS, ""}, {nullptr, nullptr, 0, nullptr}};
+// The walk a free inside an op makes: the GIL let go, codes and instructions only.
+static PyObject* stack_without_gil(PyObject*, PyObject*) {
+  if (!gpulint_frames::reads_without_gil()) Py_RETURN_NONE;
+  PyObject* codes[64];
+  int instructions[64];
+  int count = 0;
+  PyThreadState* thread = PyThreadState_Get();
+  Py_BEGIN_ALLOW_THREADS
+  gpulint_frames::Cursor cursor;
+  for (bool more = gpulint_frames::first_without_gil(cursor, thread); more && count < 64;
+       more = gpulint_frames::next(cursor), ++count) {
+    codes[count] = gpulint_frames::code(cursor);
+    instructions[count] = gpulint_frames::instruction(cursor);
+  }
+  Py_END_ALLOW_THREADS
+  PyObject* frames = PyList_New(0);
+  for (int i = 0; i < count; ++i) {
+    PyObject* item = Py_BuildValue("(Oii)", codes[i], gpulint_frames::line_at(codes[i], instructions[i]),
+                                   instructions[i]);
+    PyList_Append(frames, item);
+    Py_DECREF(item);
+  }
+  return frames;
+}
+
+static PyMethodDef methods[] = {{"stack", stack, METH_NOARGS, ""},
+                                {"stack_without_gil", stack_without_gil, METH_NOARGS, ""},
+                                {nullptr, nullptr, 0, nullptr}};
 static PyModuleDef module = {PyModuleDef_HEAD_INIT, "frames_probe", nullptr, -1, methods};
 PyMODINIT_FUNC PyInit_frames_probe() { return PyModule_Create(&module); }
 """
@@ -97,3 +124,15 @@ def test_instructions_tell_two_calls_on_one_line_apart(probe) -> None:
     pair = (probe.stack(), probe.stack())
     assert pair[0][0][1] == pair[1][0][1] and pair[0][0][2] != pair[1][0][2]
     assert len({probe.stack()[0][2] for _ in range(3)}) == 1  # one call, looped: one instruction
+
+
+def test_without_the_gil_the_walk_reads_the_same_frames(probe) -> None:
+    def inner():
+        return probe.stack(), probe.stack_without_gil()
+
+    with_gil, without = inner()
+    if without is None:
+        pytest.skip(f"Python {sys.version_info[:2]}: the public API needs the GIL")
+    assert [code for code, _, _ in without] == [code for code, _, _ in with_gil]
+    assert [line for _, line, _ in without][1:] == [line for _, line, _ in with_gil][1:]
+    assert without[0][1] == with_gil[0][1]  # one line in `inner`, two calls

@@ -164,6 +164,10 @@ struct Gil {
 // Frame kinds, from recorder._frame_kind: 0 a library's, 1 the user's, 2 the frame that runs
 // the program (nothing older is the user's).
 constexpr int kUnknown = -1, kLibrary = 0, kUser = 1, kEntry = 2;
+// A frame read without the GIL: its code is trusted only if g_code_kinds holds it (then it is
+// alive); its line is still an instruction.
+constexpr int kUnverified = -2;
+constexpr size_t kRawFrames = 64;
 constexpr size_t kUserFrames = 8;
 
 int code_kind(PyObject* code, bool may_call_python) {
@@ -212,6 +216,16 @@ void walk_frames(std::vector<RawFrame>& frames, bool may_call_python) {
   if (gc_was_enabled) PyGC_Enable();
 }
 
+// The same without the GIL, for a free inside an op (PyTorch lets the GIL go to free a tensor,
+// even for `del`): the records are only read, sorted out later by site_of.
+void walk_frames_without_gil(std::vector<RawFrame>& frames, PyThreadState* thread) {
+  gpulint_frames::Cursor cursor;
+  size_t count = 0;
+  for (bool more = gpulint_frames::first_without_gil(cursor, thread); more && count < kRawFrames;
+       more = gpulint_frames::next(cursor), ++count)
+    frames.push_back({gpulint_frames::code(cursor), gpulint_frames::instruction(cursor), kUnverified, false});
+}
+
 void release(std::vector<RawFrame>& frames) {
   for (RawFrame& frame : frames)
     if (frame.owned) Py_DECREF(frame.code);
@@ -226,7 +240,20 @@ const std::string& site_of(std::vector<RawFrame>& frames) {
   key.clear();
   users.clear();
   for (RawFrame& frame : frames) {
-    int kind = frame.kind == kUnknown ? code_kind(frame.code, true) : frame.kind;
+    int kind = frame.kind;
+    if (kind == kUnverified) {
+      auto known = g_code_kinds.find(frame.code);
+      if (known == g_code_kinds.end()) continue;  // never classified: it may be gone, so it is not read
+      kind = known->second;
+      if (kind == kUser) {
+        auto key = std::make_pair(frame.code, frame.line);
+        auto found = g_lines.find(key);
+        frame.line = found != g_lines.end() ? found->second
+                                            : (g_lines[key] = gpulint_frames::line_at(frame.code, frame.line));
+      }
+    } else if (kind == kUnknown) {
+      kind = code_kind(frame.code, true);
+    }
     if (kind == kEntry) break;
     if (kind == kUser && users.size() < kUserFrames) {
       users.emplace_back(frame.code, frame.line);
@@ -367,16 +394,19 @@ struct FreeReporter final : c10::MemoryReportingInfoBase {
       if (!g_tracked.erase(ptr)) return;
     }
     // The statement that dropped the last reference, when this thread runs Python.  PyTorch
-    // lets the GIL go while it frees a tensor inside an op; it is taken back here only for the
-    // CPU allocator, which reports outside its lock.  The CUDA allocator reports under its
-    // mutex, and any thread holding the GIL may want that mutex (a Python `del`, memory
-    // statistics, autograd's device threads running hooks or this hook): waiting for the GIL
-    // there could deadlock.  Such a free gets the last site: a free inside an op comes from a
-    // composite op's own intermediates, whose last recorded op has the same site.
+    // lets the GIL go while it frees a tensor (`del` included), and the CUDA allocator reports
+    // under its mutex, which any thread holding the GIL may want (memory statistics, autograd's
+    // device threads running hooks or this hook's ops): waiting for the GIL here could
+    // deadlock.  So the thread's own frames are read without it where this Python allows; else
+    // the GIL is taken only for the CPU allocator, which reports outside its lock, and other
+    // frees get the last site.
     std::vector<RawFrame> frames;
-    if (Py_IsInitialized() && !t_primed && PyGILState_GetThisThreadState() != nullptr) {
+    PyThreadState* thread = Py_IsInitialized() && !t_primed ? PyGILState_GetThisThreadState() : nullptr;
+    if (thread != nullptr) {
       if (PyGILState_Check()) {
         walk_frames(frames, false);
+      } else if (gpulint_frames::reads_without_gil()) {
+        walk_frames_without_gil(frames, thread);
       } else if (device.is_cpu()) {
         PyGILState_STATE state = PyGILState_Ensure();
         walk_frames(frames, false);

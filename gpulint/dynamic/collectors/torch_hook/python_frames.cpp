@@ -44,15 +44,18 @@ PyCodeObject* code_of(_PyInterpreterFrame* frame) {
 
 }  // namespace
 
-bool first(Cursor& cursor) {
-  PyThreadState* thread = PyThreadState_Get();
+bool first_without_gil(Cursor& cursor, PyThreadState* thread) {
+  // A thread's frame records change only while it runs Python, and it is here, in C, until
+  // the walk ends; the codes they name stay alive as long as they do.
 #if PY_VERSION_HEX >= 0x030D0000
   cursor.frame = complete(thread->current_frame);
 #else
-  cursor.frame = complete(thread->cframe->current_frame);
+  cursor.frame = thread->cframe == nullptr ? nullptr : complete(thread->cframe->current_frame);
 #endif
   return cursor.frame != nullptr;
 }
+
+bool first(Cursor& cursor) { return first_without_gil(cursor, PyThreadState_Get()); }
 
 bool next(Cursor& cursor) {
   cursor.frame = complete(at(cursor)->previous);
@@ -65,12 +68,17 @@ PyObject* code(const Cursor& cursor) { return reinterpret_cast<PyObject*>(code_o
 
 int instruction(const Cursor& cursor) { return _PyInterpreterFrame_LASTI(at(cursor)); }
 
+int line_at(PyObject* code, int instruction) {
+  return PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), instruction * static_cast<int>(sizeof(_Py_CODEUNIT)));
+}
+
 int line(const Cursor& cursor) {
-  _PyInterpreterFrame* frame = at(cursor);
-  return PyCode_Addr2Line(code_of(frame), _PyInterpreterFrame_LASTI(frame) * static_cast<int>(sizeof(_Py_CODEUNIT)));
+  return line_at(reinterpret_cast<PyObject*>(code_of(at(cursor))), _PyInterpreterFrame_LASTI(at(cursor)));
 }
 
 bool allocates() { return false; }
+
+bool reads_without_gil() { return true; }
 
 #else  // the public API: a frame object per frame passed
 
@@ -81,6 +89,11 @@ PyFrameObject* at(const Cursor& cursor) { return static_cast<PyFrameObject*>(cur
 bool first(Cursor& cursor) {
   cursor.frame = PyThreadState_GetFrame(PyThreadState_Get());
   return cursor.frame != nullptr;
+}
+
+bool first_without_gil(Cursor& cursor, PyThreadState*) {
+  cursor.frame = nullptr;  // the public API makes frame objects: it needs the GIL
+  return false;
 }
 
 bool next(Cursor& cursor) {
@@ -111,7 +124,18 @@ int instruction(const Cursor& cursor) {
 
 int line(const Cursor& cursor) { return PyFrame_GetLineNumber(at(cursor)); }
 
+int line_at(PyObject* code, int instruction) {
+  // PyFrame_GetLasti counts bytes since 3.11; f_lasti counted code units before.
+#if PY_VERSION_HEX >= 0x030B0000
+  return PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), instruction);
+#else
+  return PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), instruction * 2);
+#endif
+}
+
 bool allocates() { return true; }
+
+bool reads_without_gil() { return false; }
 
 #endif
 
