@@ -114,8 +114,8 @@ thread_local std::unordered_map<const char*, Plan*> t_plans;
 // Guarded by g_freed_mutex: the allocators' reports arrive on any thread, under their locks.
 std::mutex g_freed_mutex;
 std::unordered_set<void*> g_tracked;             // data pointers of recorded storages
-// A frame as the walk found it: its code (a reference held) and line; kind -1 when the walk
-// could not ask Python what the code is (inside an allocator's report).
+// A frame as a walk found it: its code and line, and its kind (kUnknown when the walk could not
+// ask Python what the code is, kUnverified when it read the frame without the GIL; see below).
 struct RawFrame {
   PyObject* code;  // a reference held only when owned (the code not yet classified)
   int line;
@@ -125,7 +125,7 @@ struct RawFrame {
 struct Freed {
   void* data;
   int64_t t;
-  std::vector<RawFrame> frames;  // the freeing thread's, when it held the GIL
+  std::vector<RawFrame> frames;  // the freeing thread's, when it runs Python
 };
 std::vector<Freed> g_freed;  // reported, not yet written
 std::atomic<bool> g_any_freed{false};  // g_freed is not empty: the per-op check without the mutex
