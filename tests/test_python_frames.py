@@ -33,7 +33,7 @@ static PyObject* stack(PyObject*, PyObject*) {
 
 // The walk a free inside an op makes: the GIL let go, codes and instructions only.
 static PyObject* stack_without_gil(PyObject*, PyObject*) {
-  if (!gpulint_frames::reads_without_gil()) Py_RETURN_NONE;
+  if (!gpulint_frames::reads_records()) Py_RETURN_NONE;
   PyObject* codes[64];
   int instructions[64];
   int count = 0;

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from gpulint.dynamic.trace import TraceWriter
 
@@ -90,9 +90,7 @@ class Recorder:
             return self.last_site_json
         text = self._encoded.get(key)
         if text is None:
-            codes = [(code_of(code_id), line) for code_id, line in key]
-            text = self._encoded[key] = json.dumps([[code.co_filename, line, code.co_name] for code, line in codes],
-                                                   separators=(",", ":"))
+            text = self._encoded[key] = encode_site([(code_of(code_id), line) for code_id, line in key])
         self.last_site_json = text
         return text
 
@@ -174,6 +172,11 @@ def _frame_kind(code: Any) -> int:
 def code_of(code_id: int) -> Any:
     """The code object `user_code_stack` named by its id."""
     return _CODES[code_id][0]
+
+
+def encode_site(frames: Iterable[tuple[Any, int]]) -> str:
+    """(code, line) pairs, innermost first, as a trace event's `site` (compact JSON)."""
+    return json.dumps([[code.co_filename, line, code.co_name] for code, line in frames], separators=(",", ":"))
 
 
 def user_stack(skip: int = 1, limit: int = 8) -> list[list]:

@@ -4,7 +4,7 @@ loaded into the program.  It records the ops whose tensors are whole storages an
 others to `OpRecorder` (see the C++ file for what and why).
 
 The build goes to `~/.cache/gpulint/torch/<key>/` (the key covers PyTorch's version and ABI,
-Python's version and the source's hash) through a temporary name, so concurrent runs never load
+Python's version and the sources' hash) through a temporary name, so concurrent runs never load
 a half-written library.  `GPULINT_TORCH_HOOK=mode` skips it (the dispatch mode records every op).
 """
 from __future__ import annotations
@@ -31,9 +31,8 @@ from gpulint.dynamic.collectors.torch_collector import (_COPIES, _FILLING, _OVER
                                                         OpRecorder, _flush_recorder, _plan)
 
 HOOK_FOLDER = Path(__file__).resolve().parent / "torch_hook"
-SOURCE = HOOK_FOLDER / "gpulint_torch_hook.cpp"
 # Compiled together; python_frames.cpp alone sees the interpreter's internal frame layout.
-SOURCES = (SOURCE, HOOK_FOLDER / "python_frames.cpp", HOOK_FOLDER / "python_frames.h")
+SOURCES = tuple(HOOK_FOLDER / name for name in ("gpulint_torch_hook.cpp", "python_frames.cpp", "python_frames.h"))
 # What the hook hands to Python whatever the views: copies, index ops (and ops with out=).
 _IN_PYTHON = _COPIES | _TO_HOST
 
@@ -136,10 +135,6 @@ def native_plan(name: str, overload: str) -> tuple:
     return (kind, plan.name, plan.api, tuple((position, role) for position, _, role in plan.tensors), plan)
 
 
-def _site(pairs: tuple) -> str:
-    return json.dumps([[code.co_filename, line, code.co_name] for code, line in pairs], separators=(",", ":"))
-
-
 class NativeInstalled:
     """The hook installed for one session."""
 
@@ -150,7 +145,7 @@ class NativeInstalled:
         recorder.writer.attach(self.hook)
         # GPULINT_TORCH_HOOK_STAGE: the overhead benchmark's breakdown (1: RecordFunction only,
         # 2: no Python stacks); traces made so are incomplete.
-        self.hook.install(native_plan, self._op, self._periodic, _recorder._frame_kind, _site, recorder.t,
+        self.hook.install(native_plan, self._op, self._periodic, _recorder._frame_kind, _recorder.encode_site, recorder.t,
                           recorder.next_id, int(os.environ.get("GPULINT_TORCH_HOOK_STAGE", "0")))
         recorder.share_clock(self.hook.tick, self.hook.now, self.hook.new_object)
         recorder.launch_owners.append(self.hook.inside_op)

@@ -191,7 +191,7 @@ int code_kind(PyObject* code, bool may_call_python) {
 // lock): codes not yet classified are kept as unknown (with a reference), and where walking
 // makes frame objects the garbage collector waits until the walk is done.
 void walk_frames(std::vector<RawFrame>& frames, bool may_call_python) {
-  int gc_was_enabled = !may_call_python && gpulint_frames::allocates() ? PyGC_Disable() : 0;
+  int gc_was_enabled = !may_call_python && !gpulint_frames::reads_records() ? PyGC_Disable() : 0;
   gpulint_frames::Cursor cursor;
   size_t users = 0;
   for (bool more = gpulint_frames::first(cursor); more && users < kUserFrames; more = gpulint_frames::next(cursor)) {
@@ -405,7 +405,7 @@ struct FreeReporter final : c10::MemoryReportingInfoBase {
     if (thread != nullptr) {
       if (PyGILState_Check()) {
         walk_frames(frames, false);
-      } else if (gpulint_frames::reads_without_gil()) {
+      } else if (gpulint_frames::reads_records()) {
         walk_frames_without_gil(frames, thread);
       } else if (device.is_cpu()) {
         PyGILState_STATE state = PyGILState_Ensure();

@@ -76,9 +76,7 @@ int line(const Cursor& cursor) {
   return line_at(reinterpret_cast<PyObject*>(code_of(at(cursor))), _PyInterpreterFrame_LASTI(at(cursor)));
 }
 
-bool allocates() { return false; }
-
-bool reads_without_gil() { return true; }
+bool reads_records() { return true; }
 
 #else  // the public API: a frame object per frame passed
 
@@ -133,9 +131,7 @@ int line_at(PyObject* code, int instruction) {
 #endif
 }
 
-bool allocates() { return true; }
-
-bool reads_without_gil() { return false; }
+bool reads_records() { return false; }
 
 #endif
 

@@ -15,7 +15,7 @@ struct Cursor {
 
 bool first(Cursor& cursor);        // the innermost frame; false when there is none
 // The same for `thread`, the calling thread's own state, without the GIL: the walk then only
-// reads (code and instruction; no line, no Python).  False where this build cannot do that.
+// reads (code and instruction; no line, no Python).  False unless reads_records().
 bool first_without_gil(Cursor& cursor, PyThreadState* thread);
 bool next(Cursor& cursor);         // the caller's frame; false at the outermost
 void close(Cursor& cursor);        // ends a walk before its end
@@ -23,10 +23,9 @@ PyObject* code(const Cursor& cursor);  // borrowed: the frame holds it
 int instruction(const Cursor& cursor);  // the current instruction, as an index
 int line(const Cursor& cursor);
 int line_at(PyObject* code, int instruction);  // the GIL held
-// Whether a walk allocates (frame objects): then no garbage collection may run inside it where
-// the caller must not run Python.
-bool allocates();
-// Whether first_without_gil can walk here (the interpreter's records are read directly).
-bool reads_without_gil();
+// Whether walks read the interpreter's records directly: then they allocate nothing and
+// first_without_gil works.  Otherwise each frame passed becomes a frame object (an allocation:
+// no garbage collection may run inside a walk where the caller must not run Python).
+bool reads_records();
 
 }  // namespace gpulint_frames
