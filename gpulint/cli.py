@@ -277,7 +277,8 @@ def report(trace, perfetto_out, plot_out, top) -> None:
                    "Sanitizer-API tool for any program (a Python one shows its allocator's segments).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(trace, level, sample, kernels, granularity, collector, command) -> None:
-    """Run a CUDA program with interception and write a trace: gpulint run -- ./app args.
+    """Run a CUDA program with interception and write a trace: gpulint run -- ./app args
+    (`-- python script.py args` or `-m module args`: the Python collectors).
 
     The program keeps its exit code, output and behaviour. Then `gpulint analyze TRACE` or
     `gpulint check SRC --confirm TRACE`."""
@@ -289,7 +290,7 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         argv = argv[1:]
     if not argv:
         _fail("nothing to run: gpulint run -- ./app args")
-    if collector == "python" or (collector == "auto" and Path(argv[0]).name.startswith("python")):
+    if collector == "python" or (collector == "auto" and (Path(argv[0]).name.startswith("python") or argv[0] == "-m")):
         # A Python program: the framework collectors see its tensors (a driver-level tool sees
         # only the caching allocator's segments).
         import os
@@ -299,7 +300,8 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         is_python = Path(argv[0]).name.startswith("python")
-        interpreter, rest = (argv[0], argv[1:]) if is_python else (sys.executable, argv)  # --collector python x.py
+        # `--collector python x.py` and `gpulint run -m module` run under this interpreter.
+        interpreter, rest = (argv[0], argv[1:]) if is_python else (sys.executable, argv)
         command = [interpreter, "-m", "gpulint.dynamic.collectors.pyrun", "-o", trace]
         if rest[:1] == ["-m"] and len(rest) > 1:
             command += ["-m", rest[1], "--", *rest[2:]]

@@ -145,3 +145,36 @@ def test_backward_ops_are_recorded_at_the_backward_call(tmp_path: Path) -> None:
     line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "# the backward line" in text)
     backward = [e["kernel"] for e in events if e["ev"] == "launch" and e["site"] and e["site"][0][1] == line]
     assert "aten::threshold_backward" in backward and backward.count("aten::mm") >= 3, backward
+
+
+def test_gpulint_run_module_and_the_trace_context_manager(tmp_path: Path) -> None:
+    """`gpulint run -m module args` runs the module as `__main__` under the Python collectors;
+    `with gpulint.trace(...)` lets the program's exception through and still writes the trace."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "job"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(textwrap.dedent("""\
+        import sys
+        import torch
+        unused = torch.zeros(1024)
+        print("module args", sys.argv[1:])
+        sys.exit(4)
+        """))
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "m.jsonl"), "-m", "job", "x"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 4 and "module args ['x']" in proc.stdout, proc.stderr
+    found = analyze(tmp_path / "m.jsonl", Settings(), sorted(RULES)).findings
+    assert ("GL004", 3) in {(f.code, f.location.row) for f in found}
+
+    import gpulint
+
+    with pytest.raises(ValueError, match="inside"):
+        with gpulint.trace(str(tmp_path / "c.jsonl")):
+            kept = torch.ones(256) * 2
+            raise ValueError("inside")
+    assert '"api":"torch.ones"' in (tmp_path / "c.jsonl").read_text() and kept.shape == (256,)
