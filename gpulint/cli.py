@@ -34,7 +34,29 @@ def _write(text: str, output: str | None, color: bool) -> None:
         _fail(f"cannot write {output}: {exc.strerror or exc}")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Guarded(click.Group):
+    """Any exception that escapes a command is gpulint's bug: one line and exit 2, never a bare
+    traceback and never exit 1, which would read as "findings" (GPULINT_DEBUG=1 shows the traceback)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit,
+                KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            from gpulint.engine import debugging
+
+            if debugging():
+                import traceback
+
+                traceback.print_exc()
+            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            _fail(f"internal error in `gpulint {ctx.invoked_subcommand}`: {type(exc).__name__}"
+                  + (f": {cause}" if cause else "") + ("" if debugging() else " (GPULINT_DEBUG=1 shows the traceback)"))
+
+
+@click.group(cls=_Guarded, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpulint")
 def main() -> None:
     """Find GPU memory waste in CUDA C/C++ and Python GPU code."""
@@ -133,15 +155,35 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
     report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
-    for line in report.diagnostics:
-        click.echo(f"gpulint: {line}", err=True)
-    if verbose:
-        for line in report.notes:
-            click.echo(f"gpulint: {line}", err=True)
+    _diagnose(report.diagnostics, report.notes, report.errors, verbose)
+    if report.files == 0 and not report.errors:
+        click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files)
-    if any(d.endswith("no such file or directory") for d in report.diagnostics) and report.files == 0:
-        sys.exit(2)
-    sys.exit(1 if report.findings and not exit_zero else 0)
+    sys.exit(_exit_code(report.findings, report.errors, exit_zero))
+
+
+def _diagnose(diagnostics: list[str], notes: list[str], errors: list[str], verbose: bool) -> None:
+    """Warnings always, notes with -v (or GPULINT_DEBUG=1, for tracebacks), errors always."""
+    from gpulint.engine import debugging
+
+    for line in diagnostics:
+        click.echo(f"gpulint: {line}", err=True)
+    if verbose or debugging():
+        for line in notes:
+            click.echo(f"gpulint: {line}", err=True)
+    for line in errors:
+        click.echo(f"gpulint: error: {line}", err=True)
+    if errors and not (verbose or debugging()) and any("internal error" in line for line in errors):
+        click.echo("gpulint: the results above are incomplete; -v or GPULINT_DEBUG=1 shows the tracebacks",
+                   err=True)
+
+
+def _exit_code(findings: list, errors: list[str], exit_zero: bool) -> int:
+    """Ruff's codes: 2 when something could not be checked (whatever --exit-zero says), else 1
+    for findings, else 0."""
+    if errors:
+        return 2
+    return 1 if findings and not exit_zero else 0
 
 
 @main.command()
@@ -171,11 +213,11 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
             _fail(str(exc))
     else:
         fixed, errors = None, []
+    diagnostics: list[str] = []
     if fixed is None:
         resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude}, config_file, isolated)
-        fixed, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
-    for line in errors:
-        click.echo(f"gpulint: {line}", err=True)
+        fixed, diagnostics, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
+    _diagnose(diagnostics, [], errors, False)
     changed = [f for f in fixed if f.after != f.before]
     for f in fixed:
         if f.problem:
@@ -185,8 +227,8 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
             before = f.before.decode("utf-8").splitlines(keepends=True)
             after = f.after.decode("utf-8").splitlines(keepends=True)
             click.echo("".join(difflib.unified_diff(before, after, f"a/{f.display}", f"b/{f.display}")), nl=False)
-        sys.exit(1 if changed else 0)
-    failed = False
+        sys.exit(2 if errors or any(f.problem for f in fixed) else (1 if changed else 0))
+    failed = bool(errors)
     for f in changed:
         problem = write_atomically(f)
         if problem:
@@ -293,23 +335,7 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
     if collector == "python" or (collector == "auto" and (Path(argv[0]).name.startswith("python") or argv[0] == "-m")):
         # A Python program: the framework collectors see its tensors (a driver-level tool sees
         # only the caching allocator's segments).
-        import os
-        import subprocess
-
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        is_python = Path(argv[0]).name.startswith("python")
-        # `--collector python x.py` and `gpulint run -m module` run under this interpreter.
-        interpreter, rest = (argv[0], argv[1:]) if is_python else (sys.executable, argv)
-        command = [interpreter, "-m", "gpulint.dynamic.collectors.pyrun", "-o", trace]
-        if rest[:1] == ["-m"] and len(rest) > 1:
-            command += ["-m", rest[1], "--", *rest[2:]]
-        else:
-            command += ["--", *rest]
-        proc = subprocess.run(command, env=env)
-        click.echo(f"gpulint: wrote {trace}", err=True)
-        sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
+        _run_python(argv, trace)
     try:
         outcome = runner.run(argv, trace, level, sample, kernels, granularity)
     except builder.Unavailable as exc:
@@ -319,6 +345,43 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
     for path in outcome.traces:
         click.echo(f"gpulint: wrote {path}", err=True)
     sys.exit(outcome.exit_code)
+
+
+def _run_python(argv: list[str], trace: str) -> None:
+    """`gpulint run -- python ARGS` (or `-m module`, or a script under `--collector python`): the
+    program runs as under that interpreter, exit code and messages included."""
+    import os
+    import subprocess
+
+    from gpulint.dynamic.collectors import pyrun
+
+    is_python = Path(argv[0]).name.startswith("python")
+    # `--collector python x.py` and `gpulint run -m module` run under this interpreter.
+    interpreter, rest = (argv[0], argv[1:]) if is_python else (sys.executable, argv)
+    command = pyrun.command(interpreter, rest, trace)
+    if command is None:
+        _fail("nothing to run: gpulint run -- python script.py (or -m module, -c code, -)")
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    before = _stamp(trace)
+    try:
+        proc = subprocess.run(command, env=env)
+    except OSError as exc:
+        _fail(f"cannot run {interpreter}: {exc.strerror or exc}")
+    if _stamp(trace) != before:  # claim only a trace this run wrote
+        click.echo(f"gpulint: wrote {trace}", err=True)
+    sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    import os
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_ino
 
 
 @main.command("rule")

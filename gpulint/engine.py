@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -22,6 +23,7 @@ from gpulint.findings import Applicability, Finding, Fix, Location
 from gpulint.fixes.builders import remove_comment
 from gpulint.history import Unit
 from gpulint.rules import RULES, RuleSettings
+from gpulint.sourcetext import as_parsed, split_lines
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
@@ -41,6 +43,8 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # one line each, for stderr
     notes: list[str] = field(default_factory=list)  # shown with -v
+    # gpulint's own failures (a bug, not the user's code): one line each; the run exits 2.
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -49,6 +53,7 @@ class Report:
     diagnostics: list[str]
     notes: list[str]
     files: int
+    errors: list[str] = field(default_factory=list)  # internal errors and unusable input: exit 2
 
 
 @dataclass
@@ -68,12 +73,38 @@ def _resolver(settings: "Settings | Resolver") -> Resolver:
     return settings if isinstance(settings, Resolver) else Resolver.of(settings)
 
 
-def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Path], list[str]]:
-    """Files to check, in a stable order, and diagnostics for paths that do not exist.  Each
-    folder's `exclude` comes from the configuration nearest to it; files named on the command
-    line are always checked."""
+def _not_regular(path: Path) -> str | None:
+    """Why `path` is not a file gpulint may open, or None.  Only regular files are read: opening a
+    FIFO blocks until a writer comes (forever, in CI), and a device such as /dev/zero never ends."""
+    try:
+        mode = path.stat().st_mode  # follows symlinks: a link to /dev/zero is a device
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}, not a regular file; skipped"
+
+
+def _special_file(path: Path) -> str | None:
+    """Why discovery skips `path` (a FIFO, socket or device), or None: a file that cannot even be
+    stat'ed (a dangling symlink) is kept, to be reported as unreadable (GL900)."""
+    try:
+        path.stat()
+    except OSError:
+        return None
+    return _not_regular(path)
+
+
+def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Path], list[str], list[str]]:
+    """Files to check, in a stable order; diagnostics for files skipped inside folders; errors for
+    paths named on the command line that cannot be checked (missing, a FIFO, a device: the run
+    exits 2, since a typo must not pass as a clean run).  Each folder's `exclude` comes from the
+    configuration nearest to it; files named on the command line are always checked."""
     resolver = _resolver(settings)
     files: list[Path] = []
+    diagnostics: list[str] = []
     errors: list[str] = []
     seen: set[Path] = set()
     for raw in paths:
@@ -81,8 +112,11 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
         if not root.exists() and not root.is_symlink():
             errors.append(f"{raw}: no such file or directory")
             continue
-        if root.is_file() or (root.is_symlink() and not root.is_dir()):
-            if root not in seen:
+        if not root.is_dir():
+            why = _special_file(root)
+            if why is not None:
+                errors.append(f"{raw}: {why}")
+            elif root not in seen:
                 seen.add(root)
                 files.append(root)
             continue
@@ -101,9 +135,13 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
                     continue
                 if name.startswith(".") or here.matches(candidate, here.exclude) or candidate in seen:
                     continue
+                why = _special_file(candidate)
+                if why is not None:
+                    diagnostics.append(f"{display_path(candidate)}: {why}")
+                    continue
                 seen.add(candidate)
                 files.append(candidate)
-    return files, errors
+    return files, diagnostics, errors
 
 
 def display_path(path: Path) -> str:
@@ -127,16 +165,20 @@ def _unreadable(result: FileResult, display: str, why: str) -> FileResult:
 
 def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | None]:
     """The file's bytes and, when it cannot be analysed, why (bytes may still be there to look at)."""
+    why = _not_regular(path)
+    if why is not None:
+        return None, why
+    limit = settings.max_file_size
     try:
-        size = path.stat().st_size
+        # At most one byte past the limit, whatever stat said: /proc files report size 0, and a
+        # file may grow between the stat and the read.
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
-    if size > settings.max_file_size:
-        return None, f"file is too large ({size} bytes; max-file-size is {settings.max_file_size})"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+    if len(data) > limit:
+        size = max(len(data), _size(path))
+        return None, f"file is too large ({size} bytes; max-file-size is {limit})"
     if not data.strip():
         return data, "file is empty"
     if b"\x00" in data[:8192]:
@@ -146,6 +188,13 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | Non
     except UnicodeDecodeError as exc:
         return data, f"not valid UTF-8 (byte {exc.start})"
     return data, None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def is_python_source(path: Path) -> bool:
@@ -183,52 +232,119 @@ def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, result
     return cuda_treesitter.parse(display, data)
 
 
-def analyse_unit(unit: Unit, codes: list[str], settings: Settings) -> list[Finding]:
+def _internal_error(result: FileResult, display: str, phase: str, exc: BaseException, settings: Settings) -> None:
+    """A bug of gpulint's, said in one line; the traceback goes to the notes (-v, GPULINT_DEBUG=1)."""
+    cause = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    result.errors.append(f"{display}: internal error while {phase}: {type(exc).__name__}"
+                         + (f": {cause}" if cause else ""))
+    if settings.verbose or debugging():
+        result.notes.append(traceback.format_exc().rstrip())
+
+
+def debugging() -> bool:
+    """GPULINT_DEBUG=1: internal errors print their tracebacks."""
+    return os.environ.get("GPULINT_DEBUG", "") not in ("", "0")
+
+
+def analyse_unit(unit: Unit, codes: list[str], settings: Settings, result: FileResult | None = None,
+                 display: str = "") -> list[Finding]:
+    """Every enabled rule's findings on a unit.  A rule that raises is an internal error of that
+    rule (with `result`); the other rules still run."""
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []
     for code in codes:
         rule = RULES[code]
         if rule.needs_trace or code in ("GL900", "GL901"):
             continue
-        findings.extend(rule.check(unit, rule_settings))
+        if result is None:
+            findings.extend(rule.check(unit, rule_settings))
+            continue
+        try:
+            findings.extend(rule.check(unit, rule_settings))
+        except RecursionError:
+            raise
+        except Exception as exc:
+            _internal_error(result, display, f"checking {code} ({rule.name})", exc, settings)
     return findings
 
 
 def check_file(path: Path, settings: Settings, codes: list[str]) -> FileResult:
     display = display_path(path)
     result = FileResult(display)
-    data, why = read_source(path, settings)
-    if data is not None and not is_gpu_source(path, data):
-        return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
-    if why is not None or data is None:
-        return _unreadable(result, display, why or "cannot read")
+    try:
+        data, why = read_source(path, settings)
+        if data is not None and not is_gpu_source(path, data):
+            return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
+        if why is not None or data is None:
+            return _unreadable(result, display, why or "cannot read")
+    except Exception as exc:  # reading must not lose the other files either
+        _internal_error(result, display, "reading", exc, settings)
+        return result
     return analyse_source(path, display, data, settings, codes, result)
+
+
+def _python_syntax_error(display: str, text: bytes) -> Finding | None:
+    """GL900 where Python itself cannot compile the file (its message and line), or None.  Asked
+    only when tree-sitter needed error recovery, so valid code is compiled once, by tree-sitter."""
+    try:
+        compile(text, display, "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except SyntaxError as exc:
+        row = max(exc.lineno or 1, 1)
+        column = max(exc.offset or 1, 1)
+        rule = RULES["GL900"]
+        return Finding("GL900", rule.name, f"cannot analyse this file: syntax error: {exc.msg} (line {row}); "
+                       f"code in the scopes it breaks is not analysed", Location(display, row, column),
+                       properties={"origin": "static"})
+    except (ValueError, MemoryError, RecursionError):
+        return None
+    return None
+
+
+def _cuda_unparsable(display: str, tu) -> Finding | None:
+    """GL900 for a CUDA file tree-sitter could not make sense of anywhere: it has syntax errors and
+    not one function came out whole, so nothing in it was analysed."""
+    if not tu.errors or any(not f.has_errors for f in tu.functions):
+        return None
+    first = min(tu.errors, key=lambda span: span.start)
+    rule = RULES["GL900"]
+    return Finding("GL900", rule.name, f"cannot analyse this file: it does not parse (first syntax error at line "
+                   f"{first.row}); no function in it could be analysed", Location(display, first.row, first.column),
+                   properties={"origin": "static"})
 
 
 def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
                    result: FileResult | None = None) -> FileResult:
     """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses)."""
     result = result or FileResult(display)
+    text = as_parsed(data)  # same length: every offset and row stays valid for `data`
+    phase = "parsing"
+    unparsable: Finding | None = None
     try:
         if is_python_source(path):
             from gpulint.static.python import analyse
 
-            unit, skipped = analyse(display, data)
+            unit, skipped = analyse(display, text)
+            if skipped:
+                unparsable = _python_syntax_error(display, text)
         else:
             from gpulint.static.lower import lower
 
-            unit, skipped = lower(parse_cuda(path, display, data, settings, result))
+            tu = parse_cuda(path, display, text, settings, result)
+            phase = "lowering"
+            unit, skipped = lower(tu)
+            unparsable = _cuda_unparsable(display, tu)
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
-        findings = analyse_unit(unit, codes, settings)
+        phase = "checking"
+        findings = analyse_unit(unit, codes, settings, result, display)
+        if unparsable is not None:
+            findings.append(unparsable)
+        phase = "applying suppressions"
+        result.findings = apply_suppressions(findings, text, display, codes)
     except RecursionError:
         return _unreadable(result, display, "too deeply nested to analyse")
     except Exception as exc:  # an analysis bug must not lose the other files
-        result.diagnostics.append(f"{display}: internal error while analysing: {type(exc).__name__}: {exc}")
-        if settings.verbose:
-            result.notes.append(traceback.format_exc())
-        return result
-    result.findings = apply_suppressions(findings, data, display, codes)
+        _internal_error(result, display, phase, exc, settings)
     return result
 
 
@@ -238,7 +354,7 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
 def find_suppressions(source: bytes) -> dict[int, Suppression]:
     found: dict[int, Suppression] = {}
     text = source.decode("utf-8", "replace")
-    for row, line in enumerate(text.splitlines(), start=1):
+    for row, line in enumerate(split_lines(text), start=1):
         if "gpulint" not in line:
             continue
         match = _SUPPRESSION.search(line)
@@ -324,12 +440,15 @@ def _cache_key(store: ResultCache, path: Path, settings: Settings, codes: list[s
 def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
     """Check every file under `paths`; with `cache`, unchanged files are read from `.gpulint_cache/`."""
     resolver = _resolver(settings)
-    files, errors = discover(paths, resolver)
+    files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
     work = []
     for f in files:
         file_settings = resolver.for_path(f)
         work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
+    broken = compile_database_errors(s for _, s, _ in work)
+    if broken:  # every file would silently fall back to tree-sitter: refuse instead
+        return Report([], diagnostics, [], len(files), errors + broken)
     results: list[FileResult | None] = [None] * len(work)
     store = ResultCache(Path(resolver.base.root or os.getcwd()) / CACHE_DIR) if cache else None
     keys: list[str | None] = [None] * len(work)
@@ -348,24 +467,43 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                                       chunksize=max(1, len(pending) // (jobs * 4))))
         except (OSError, BrokenProcessPool) as exc:
             # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
-            errors.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
+            diagnostics.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
             fresh = None
     if fresh is None:
         fresh = [_job(work[i]) for i in pending]
     for i, result in zip(pending, fresh):
         results[i] = result
-        if store is not None and keys[i] is not None:
+        # A result with an internal error is not the file's true result: analyse it again next time.
+        if store is not None and keys[i] is not None and not result.errors:
             store.put(display_path(work[i][0]), keys[i], result)
     findings: list[Finding] = []
-    diagnostics = list(errors)
     notes: list[str] = []
     for r, (_, _, codes) in zip(results, work):
         assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)
         notes.extend(r.notes)
+        errors.extend(r.errors)
     findings.sort(key=Finding.sort_key)
-    return Report(findings, diagnostics, notes, len(files))
+    return Report(findings, diagnostics, notes, len(files), errors)
+
+
+def compile_database_errors(all_settings) -> list[str]:
+    """Why each compile database the settings name cannot be used (read once per database)."""
+    from gpulint.static import compile_db
+
+    problems: list[str] = []
+    seen: set[str] = set()
+    for settings in all_settings:
+        name = settings.compile_commands
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        try:
+            compile_db.load(name)
+        except compile_db.CompileDatabaseError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 # ------------------------------------------------------------------------- fixing
@@ -392,7 +530,7 @@ def still_parses(path: Path, data: bytes) -> bool:
         return True
     from gpulint.static import cuda_treesitter
 
-    return not cuda_treesitter.has_syntax_errors(data)
+    return not cuda_treesitter.has_syntax_errors(as_parsed(data))
 
 
 def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max_rounds: int = 10) -> FixedFile | None:
@@ -406,9 +544,12 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     original_parses = still_parses(path, data)
     current = data
     applied = 0
-    findings = analyse_source(path, display, current, settings, codes).findings
+    analysis = analyse_source(path, display, current, settings, codes)
     for _ in range(max_rounds):
-        fixes = choose(findings, unsafe)
+        if analysis.errors:  # fixes drawn from a broken analysis are not to be trusted
+            return FixedFile(path, display, data, data, 0, analysis.findings,
+                             problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
+        fixes = choose(analysis.findings, unsafe)
         if not fixes:
             break
         edits = [edit for fix in fixes for edit in fix.edits if edit.path == display]
@@ -416,12 +557,15 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
         if candidate == current:
             break
         if original_parses and not still_parses(path, candidate):
-            return FixedFile(path, display, data, data, 0, findings,
+            return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem="the fixed file would no longer parse; left untouched")
         current = candidate
         applied += len(fixes)
-        findings = analyse_source(path, display, current, settings, codes).findings
-    return FixedFile(path, display, data, current, applied, findings)
+        analysis = analyse_source(path, display, current, settings, codes)
+    if analysis.errors:
+        return FixedFile(path, display, data, data, 0, analysis.findings,
+                         problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
+    return FixedFile(path, display, data, current, applied, analysis.findings)
 
 
 def write_atomically(fixed: FixedFile) -> str | None:
@@ -449,16 +593,28 @@ def write_atomically(fixed: FixedFile) -> str | None:
     return None
 
 
-def fix_paths(paths: list[str], settings: "Settings | Resolver", unsafe: bool) -> tuple[list[FixedFile], list[str]]:
+def fix_paths(paths: list[str], settings: "Settings | Resolver",
+              unsafe: bool) -> tuple[list[FixedFile], list[str], list[str]]:
+    """The fixed files (nothing written), diagnostics, and errors that make the run exit 2."""
     resolver = _resolver(settings)
-    files, errors = discover(paths, resolver)
+    files, diagnostics, errors = discover(paths, resolver)
+    all_settings = [resolver.for_path(f) for f in files]
+    broken = compile_database_errors(all_settings)
+    if broken:
+        return [], diagnostics, errors + broken
     results = []
-    for f in files:
-        file_settings = resolver.for_path(f)
-        fixed = fix_file(f, file_settings, file_settings.codes_for(f, sorted(RULES)), unsafe)
+    for f, file_settings in zip(files, all_settings):
+        try:
+            fixed = fix_file(f, file_settings, file_settings.codes_for(f, sorted(RULES)), unsafe)
+        except Exception as exc:  # one file's failure must not lose the others' fixes
+            scratch = FileResult(display_path(f))
+            _internal_error(scratch, display_path(f), "fixing", exc, file_settings)
+            errors.extend(scratch.errors)
+            diagnostics.extend(scratch.notes)
+            continue
         if fixed is not None:
             results.append(fixed)
-    return results, errors
+    return results, diagnostics, errors
 
 
 def sarif_fixes(sarif: Path, root: Path, unsafe: bool = False) -> list[FixedFile]:

@@ -269,30 +269,38 @@ def load(path: str | os.PathLike) -> CompileDatabase:
         cached = _CACHE.get((real, stamp))
     if cached is not None:
         return cached
+    if not os.path.isfile(real):
+        raise CompileDatabaseError(f"{p}: cannot read the compile database (not a regular file)")
     try:
         data = json.loads(Path(real).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CompileDatabaseError(f"{p}: not a valid compile_commands.json ({exc})") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise CompileDatabaseError(f"{p}: not a valid compile_commands.json ({reason})") from exc
     if not isinstance(data, list):
         raise CompileDatabaseError(f"{p}: a compile database is a JSON list of entries")
     base = os.path.dirname(real)
     entries: list[Entry] = []
-    for item in data:
-        if not isinstance(item, dict) or "file" not in item:
-            continue
+    for number, item in enumerate(data):
+        # The JSON Compilation Database format: `directory` and `file` strings, and `arguments` (a
+        # list of strings) or `command` (a string).  A broken entry is an error, not a skip: the
+        # file it describes would silently be parsed without its flags.
+        where = f"{p}: entry {number}"
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str) or \
+                not isinstance(item.get("directory", base), str):
+            raise CompileDatabaseError(f"{where}: an entry is an object with `directory` and `file` strings")
         directory = item.get("directory") or base
         if not os.path.isabs(directory):
             directory = os.path.normpath(os.path.join(base, directory))
-        if isinstance(item.get("arguments"), list):
-            arguments = [str(a) for a in item["arguments"]]
+        if isinstance(item.get("arguments"), list) and all(isinstance(a, str) for a in item["arguments"]):
+            arguments = list(item["arguments"])
         elif isinstance(item.get("command"), str):
             try:
                 arguments = shlex.split(item["command"])
-            except ValueError:
-                continue
+            except ValueError as exc:
+                raise CompileDatabaseError(f"{where}: cannot split `command` ({exc})") from exc
         else:
-            continue
-        file = os.path.normpath(os.path.join(directory, str(item["file"])))
+            raise CompileDatabaseError(f"{where}: needs `arguments` (a list of strings) or `command` (a string)")
+        file = os.path.normpath(os.path.join(directory, item["file"]))
         entries.append(Entry(directory=directory, file=file, arguments=arguments))
     db = CompileDatabase(path=str(p), entries=entries)
     with _CACHE_LOCK:
