@@ -28,7 +28,7 @@ def expected_findings(path: Path) -> Counter:
 
 def actual_findings(path: Path, frontend: str = "tree-sitter", **settings) -> Counter:
     result = run_file(path, frontend=frontend, **settings)
-    assert not result.diagnostics, result.diagnostics
+    assert not result.diagnostics and not result.errors, result.diagnostics + result.errors
     return Counter((f.code, f.location.row) for f in result.findings)
 
 

@@ -63,6 +63,8 @@ def remove_comment(path: str, source: bytes, row: int, column: int) -> Edit:
     start = line_start + len(source[line_start:].decode("utf-8", "replace")[: column - 1].encode("utf-8"))
     line_end = source.find(b"\n", start)
     line_end = len(source) if line_end == -1 else line_end
+    if source[line_end - 1:line_end] == b"\r" and line_end > start:
+        line_end -= 1  # CRLF: the CR is the line's ending, not the comment's
     s, e = line_bounds(source, start, line_end)
     if (s, e) == (start, line_end):
         # Code stays on the line: drop the comment and the spaces before it.

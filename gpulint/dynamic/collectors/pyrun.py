@@ -99,7 +99,8 @@ def _runner(program: Program):
     if program.kind == "script":
         sys.argv = [program.target, *program.args]
         sys.path[0] = os.path.dirname(os.path.abspath(program.target))
-        return lambda: runpy.run_path(program.target, run_name="__main__")
+        # `__file__` and tracebacks name the absolute path, as under `python script.py` (3.9+).
+        return lambda: runpy.run_path(os.path.abspath(program.target), run_name="__main__")
     sys.argv = ["-c" if program.kind == "code" else "-", *program.args]
     sys.path[0] = ""
     name = "<string>" if program.kind == "code" else "<stdin>"
