@@ -307,9 +307,10 @@ def _cuda_unparsable(display: str, tu) -> Finding | None:
         return None
     first = min(tu.errors, key=lambda span: span.start)
     rule = RULES["GL900"]
-    return Finding("GL900", rule.name, f"cannot analyse this file: it does not parse (first syntax error at line "
-                   f"{first.row}); no function in it could be analysed", Location(display, first.row, first.column),
-                   properties={"origin": "static"})
+    # Often valid code the parser cannot follow (macros, `#ifdef` inside a declaration): say so.
+    return Finding("GL900", rule.name, f"cannot analyse this file: no function in it parses for gpulint (first "
+                   f"parse error at line {first.row}), so none of its GPU code is checked",
+                   Location(display, first.row, first.column), properties={"origin": "static"})
 
 
 def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
