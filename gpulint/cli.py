@@ -84,7 +84,8 @@ def _config_options(command):
                         help="Use this configuration file (gpulint.toml or pyproject.toml) for every path.")(command)
 
 
-def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int) -> None:
+def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
+            errors: int = 0) -> None:
     """Write findings in a format (or per-rule counts) to stdout or `output`."""
     from gpulint.output import FORMATS
 
@@ -96,7 +97,7 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         rows = [f"{n:>6}  {code}  {_rules()[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
         _write("".join(row + "\n" for row in rows), output, False)
     else:
-        _write(FORMATS[fmt](findings, color=color, files=files, rules=codes), output, color)
+        _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors), output, color)
 
 
 def _confirmed(findings: list, trace: str, settings) -> list:
@@ -158,7 +159,8 @@ def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_z
     _diagnose(report.diagnostics, report.notes, report.errors, verbose)
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
-    _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files)
+    _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
+            len(report.errors))
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
 
 

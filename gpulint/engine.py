@@ -449,7 +449,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
     broken = compile_database_errors(s for _, s, _ in work)
     if broken:  # every file would silently fall back to tree-sitter: refuse instead
-        return Report([], diagnostics, [], len(files), errors + broken)
+        return Report([], diagnostics, [], 0, errors + broken)
     results: list[FileResult | None] = [None] * len(work)
     store = ResultCache(Path(resolver.base.root or os.getcwd()) / CACHE_DIR) if cache else None
     keys: list[str | None] = [None] * len(work)

@@ -66,6 +66,8 @@ def test_a_rule_that_raises_is_exit_2_and_the_other_rules_still_report(tmp_path,
     ]
     assert "Traceback" not in result.stderr
     assert "All checks passed" not in result.stdout
+    assert result.stdout.rstrip().endswith("in 2 files (GL002 ×1, GL003 ×1). 2 errors (above): the results are "
+                                           "incomplete.")
     assert "late.cu:5:3: GL002" in result.stdout  # the other rules' findings are still there
 
 
@@ -149,6 +151,7 @@ def test_no_files_is_said(tmp_path) -> None:
     result = invoke(tmp_path, "check", "empty")
     assert result.exit_code == 0
     assert "gpulint: warning: no files to check in empty" in result.stderr
+    assert result.stdout == "No files checked.\n"
 
 
 @pytest.mark.parametrize("content, why", [
@@ -163,6 +166,7 @@ def test_broken_compile_database_is_exit_2_naming_it(tmp_path, content, why) -> 
     result = invoke(tmp_path, "check", "--no-cache", "--compile-commands", "cc.json", ".")
     assert result.exit_code == 2
     assert "cc.json" in result.stderr and why in result.stderr
+    assert result.stdout == "No findings, but 1 error (above): the results are incomplete.\n"
     config = tmp_path / "gpulint.toml"
     config.write_text('compile-commands = "cc.json"\n')
     assert invoke(tmp_path, "check", "--no-cache", ".").exit_code == 2

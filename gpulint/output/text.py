@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpulint.findings import Finding, measured_notes
+from gpulint.sourcetext import split_lines
 
 
 class _Lines:
@@ -18,14 +19,14 @@ class _Lines:
     def get(self, path: str, row: int) -> str | None:
         if path not in self.cache:
             try:
-                self.cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                self.cache[path] = split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 self.cache[path] = []
         lines = self.cache[path]
         return lines[row - 1] if 0 < row <= len(lines) else None
 
 
-def render(findings: list[Finding], *, color: bool = False, files: int = 0, **_: Any) -> str:
+def render(findings: list[Finding], *, color: bool = False, files: int = 0, errors: int = 0, **_: Any) -> str:
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
 
@@ -53,10 +54,16 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, **_:
         out.append("")
     counts = Counter(f.code for f in findings)
     checked = f" in {files} file{'s' if files != 1 else ''}" if files else ""
+    # Never "All checks passed" when something was not checked (`errors`: gpulint's own failures).
+    incomplete = f" {errors} error{'s' if errors != 1 else ''} (above): the results are incomplete." if errors else ""
     if findings:
         by_code = ", ".join(f"{code} ×{n}" for code, n in sorted(counts.items()))
         noun = "finding" if len(findings) == 1 else "findings"
-        out.append(style(f"Found {len(findings)} {noun}{checked} ({by_code}).", bold=True))
+        out.append(style(f"Found {len(findings)} {noun}{checked} ({by_code}).{incomplete}", bold=True))
+    elif errors:
+        out.append(style(f"No findings{checked}, but{incomplete}", fg="red", bold=True))
+    elif not files:
+        out.append(style("No files checked.", fg="yellow", bold=True))
     else:
         out.append(style(f"All checks passed{checked}.", fg="green", bold=True))
     return "\n".join(out) + "\n"
