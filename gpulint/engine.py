@@ -534,8 +534,11 @@ def still_parses(path: Path, data: bytes) -> bool:
     return not cuda_treesitter.has_syntax_errors(as_parsed(data))
 
 
-def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max_rounds: int = 10) -> FixedFile | None:
-    """Apply fixes, re-analyse and fix again until nothing changes (bounded); nothing is written."""
+def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max_rounds: int = 100) -> FixedFile | None:
+    """Apply fixes, re-analyse and fix again until nothing changes; nothing is written.  A file still
+    changing after `max_rounds` rounds (fixes undoing each other: a gpulint bug) is left untouched,
+    as Ruff does after 100 iterations: a cap that stopped silently made `fix` not idempotent (a
+    second run on Rodinia's srad_v1 moved more statements)."""
     from gpulint.fixes.edits import apply, choose
 
     display = display_path(path)
@@ -546,7 +549,7 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     current = data
     applied = 0
     analysis = analyse_source(path, display, current, settings, codes)
-    for _ in range(max_rounds):
+    for round_ in range(max_rounds + 1):
         if analysis.errors:  # fixes drawn from a broken analysis are not to be trusted
             return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
@@ -557,6 +560,9 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
         candidate = apply(current, edits)
         if candidate == current:
             break
+        if round_ == max_rounds:
+            return FixedFile(path, display, data, data, 0, analysis.findings,
+                             problem=f"fixes did not settle after {max_rounds} rounds (a gpulint bug); left untouched")
         if original_parses and not still_parses(path, candidate):
             return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem="the fixed file would no longer parse; left untouched")
