@@ -208,11 +208,70 @@ class Timeline:
         return cached
 
     def exits(self) -> list[Event]:
+        return self._exits()[1]
+
+    def _exits(self) -> tuple[int, list[Event], list[int] | None]:
+        """The exits, and their times when they are in order (always, for a static scope)."""
         cached = getattr(self, "_cached_exits", None)
         if cached is None or cached[0] != len(self.events):
-            cached = (len(self.events), [e for e in self.events if e.op is Op.EXIT])
+            exits = [e for e in self.events if e.op is Op.EXIT]
+            times = [e.t for e in exits]
+            in_order = all(a <= b for a, b in zip(times, times[1:]))
+            cached = (len(self.events), exits, times if in_order else None)
             self._cached_exits = cached
-        return cached[1]
+        return cached
+
+    def exits_between(self, after_t: float, before_t: float) -> list[Event]:
+        """The exits strictly between two positions, in the order of `exits()` (a bisection, not a
+        scan: a function with thousands of allocations and early returns asks once per allocation)."""
+        _, exits, times = self._exits()
+        if times is None:
+            return [e for e in exits if after_t < e.t < before_t]
+        return exits[bisect.bisect_right(times, after_t):bisect.bisect_left(times, before_t)]
+
+    def statement_events(self, stmt_start: int | None) -> list[Event]:
+        """The events whose statement starts at byte `stmt_start`, in order."""
+        cached = getattr(self, "_cached_statements", None)
+        if cached is None or cached[0] != len(self.events):
+            by_start: dict[int | None, list[Event]] = {}
+            for e in self.events:
+                by_start.setdefault(e.stmt_start, []).append(e)
+            cached = (len(self.events), by_start)
+            self._cached_statements = cached
+        return cached[1].get(stmt_start, [])
+
+    def first_from(self, offset: int, after_t: float) -> int:
+        """The order number of the first event after `after_t` whose statement starts at or after
+        byte `offset`; `end_t` when there is none.
+
+        Fix builders ask this once per fix; a scan of the scope each time made a function with
+        thousands of fixes quadratic.  Events in order of `t` with a table of maxima of their
+        statement starts over runs of 1, 2, 4, ... events: skipping the longest runs that start
+        nowhere at or after `offset` finds the event in O(log n)."""
+        cached = getattr(self, "_cached_starts", None)
+        if cached is None or cached[0] != len(self.events):
+            ordered = sorted(self.events, key=lambda e: e.t)
+            starts = [_NO_START if e.stmt_start is None else e.stmt_start for e in ordered]
+            maxima = [starts]
+            width = 1
+            while 2 * width <= len(starts):
+                previous = maxima[-1]
+                maxima.append(list(map(max, previous[:len(previous) - width], previous[width:])))
+                width *= 2
+            cached = (len(self.events), [e.t for e in ordered], maxima)
+            self._cached_starts = cached
+        _, times, maxima = cached
+        i = bisect.bisect_right(times, after_t)
+        for level in range(len(maxima) - 1, -1, -1):
+            row = maxima[level]
+            if i < len(row) and row[i] < offset:
+                i += 1 << level
+        if i < len(times) and maxima[0][i] >= offset:
+            return times[i]
+        return self.end_t
+
+
+_NO_START = float("-inf")  # an event with no statement starts nowhere
 
 
 @dataclass

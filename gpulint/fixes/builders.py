@@ -1,6 +1,7 @@
 """Fix builders shared by rules: they turn events (with their statement byte ranges) into edits."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from gpulint.findings import Edit
@@ -97,14 +98,33 @@ def _removal(path: str, source: bytes, start: int, end: int) -> Edit:
     """Delete whole lines [start, end); in Python, a block left empty gets `pass`."""
     if placement.is_python(path):
         indent = placement.indentation(source, start)
-        before = [line for line in source[:start].splitlines() if line.strip() and not line.strip().startswith(b"#")]
-        after = [line for line in source[end:].splitlines() if line.strip() and not line.strip().startswith(b"#")]
-        opens_block = bool(before) and before[-1].rstrip().endswith(b":") and \
-            len(placement.indentation(before[-1], 0)) < len(indent)
-        closes_block = not after or len(placement.indentation(after[0], 0)) < len(indent)
+        before = _code_line(source, start, backward=True)
+        after = _code_line(source, end, backward=False)
+        opens_block = before is not None and before.rstrip().endswith(b":") and \
+            len(placement.indentation(before, 0)) < len(indent)
+        closes_block = after is None or len(placement.indentation(after, 0)) < len(indent)
         if opens_block and closes_block:
             return Edit(path, start, end, (indent + b"pass\n").decode("utf-8"))
     return Edit(path, start, end, "")
+
+
+def _code_line(source: bytes, pos: int, backward: bool) -> bytes | None:
+    """The nearest line of `source[:pos]` (backward) or `source[pos:]` (forward), as `splitlines`
+    cuts it, that holds code (not blank, not only a comment); None when there is none.  Read in
+    growing windows: splitting the whole file for each removal made a file of many fixes quadratic."""
+    width = 4096
+    while True:
+        lo, hi = (max(0, pos - width), pos) if backward else (pos, min(len(source), pos + width))
+        lines = source[lo:hi].splitlines()
+        whole = lo == 0 if backward else hi == len(source)
+        if not whole and lines:
+            lines = lines[1:] if backward else lines[:-1]  # the line the window cuts may be partial
+        for line in reversed(lines) if backward else lines:
+            if line.strip() and not line.strip().startswith(b"#"):
+                return line
+        if whole:
+            return None
+        width *= 4
 
 
 def move_statements(path: str, source: bytes, events: list[Event], dest: tuple[int, bytes],
@@ -143,9 +163,45 @@ def statement_text(source: bytes, event: Event) -> str | None:
 
 
 def first_event_from(timeline: Timeline, offset: int, after_t: int) -> int:
-    """The order number of the first event at or after byte `offset` (the end of the scope if none)."""
-    return min((e.t for e in timeline.events if e.stmt_start is not None and e.stmt_start >= offset and e.t > after_t),
-               default=timeline.end_t)
+    """The order number of the first event after `after_t` at or after byte `offset` (the end of
+    the scope if none)."""
+    return timeline.first_from(offset, after_t)
+
+
+class _EventOwners:
+    """Which histories have an event in a given statement, and each history's events by time: the
+    index `disturbed` needs so that a fix looks at the objects its statements touch, not at every
+    object of the file (histories do not change once the rules run)."""
+
+    def __init__(self, histories: list[ObjectHistory]) -> None:
+        self.histories = histories
+        self.count = len(histories)
+        self.by_statement: dict[tuple[int | None, int | None], list[ObjectHistory]] = {}
+        self._by_time: dict[int, tuple[list[int], list[Event]]] = {}
+        for h in histories:
+            for key in dict.fromkeys((e.stmt_start, e.stmt_end) for e in _events_of(h)):
+                self.by_statement.setdefault(key, []).append(h)
+
+    def by_time(self, h: ObjectHistory) -> tuple[list[int], list[Event]]:
+        cached = self._by_time.get(id(h))
+        if cached is None:
+            events = sorted(_events_of(h), key=lambda e: e.t)
+            cached = self._by_time[id(h)] = ([e.t for e in events], events)
+        return cached
+
+
+def _events_of(h: ObjectHistory) -> list[Event]:
+    return [t.event for t in h.touches] + h.frees + h.escapes + ([h.alloc] if h.alloc is not None else [])
+
+
+_owners: _EventOwners | None = None  # of the last list of histories asked about
+
+
+def _owners_of(histories: list[ObjectHistory]) -> _EventOwners:
+    global _owners
+    if _owners is None or _owners.histories is not histories or _owners.count != len(histories):
+        _owners = _EventOwners(histories)
+    return _owners
 
 
 def disturbed(histories: list[ObjectHistory], movers: list[Event], lo_t: int, hi_t: int) -> bool:
@@ -157,12 +213,14 @@ def disturbed(histories: list[ObjectHistory], movers: list[Event], lo_t: int, hi
     def stays(event: Event) -> bool:
         return id(event) not in moved and (event.stmt_start, event.stmt_end) not in statements
 
-    for h in histories:
-        events = [t.event for t in h.touches] + h.frees + h.escapes + ([h.alloc] if h.alloc is not None else [])
-        if not any(not stays(e) for e in events):
-            continue
-        if any(lo_t < e.t < hi_t and stays(e) for e in events):
-            return True
+    # The objects with an event that moves: those with an event in a moved statement.
+    owners = _owners_of(histories)
+    concerned = {id(h): h for key in statements for h in owners.by_statement.get(key, ())}
+    for h in concerned.values():
+        times, events = owners.by_time(h)
+        for k in range(bisect.bisect_right(times, lo_t), bisect.bisect_left(times, hi_t)):
+            if stays(events[k]):
+                return True
     return False
 
 

@@ -9,6 +9,7 @@ events do not record (plain `{ }` blocks, `try`, `with`).
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from gpulint.history import Event, Timeline
@@ -134,6 +135,89 @@ def braces(segment: bytes) -> tuple[int, int]:
     return low, depth
 
 
+class _BraceIndex:
+    """`braces(text[a:b])` for any a, b in O(log n): the braces of `text` outside comments and
+    strings, the depth after each, and a table of minima of those depths over runs of 1, 2, 4, ...
+    braces.  A fix builder asks about the stretch between a statement and where it goes, often
+    the whole function (a free before its closing brace): measured each time, a function with
+    thousands of fixes was quadratic.
+
+    Valid for a stretch whose ends are not inside a comment or string of the whole text (the
+    stretch then has the same comments and strings as the whole text there); `depths` says None
+    otherwise and the caller measures the slice itself."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        noise = [(m.start(), m.end()) for m in _C_NOISE.finditer(text)]
+        self.noise_starts = [start for start, _ in noise]
+        self.noise_ends = [end for _, end in noise]
+        self.positions: list[int] = []
+        self.depths: list[int] = []  # the depth after the brace at the same index
+        depth = k = 0
+        for m in re.finditer(rb"[{}]", text):
+            at = m.start()
+            while k < len(noise) and noise[k][1] <= at:
+                k += 1
+            if k < len(noise) and noise[k][0] <= at:
+                continue  # inside a comment or string
+            depth += 1 if text[at] == 0x7B else -1
+            self.positions.append(at)
+            self.depths.append(depth)
+        self.minima = [self.depths]
+        width = 1
+        while 2 * width <= len(self.depths):
+            previous = self.minima[-1]
+            self.minima.append(list(map(min, previous[:len(previous) - width], previous[width:])))
+            width *= 2
+
+    def _inside_noise(self, pos: int) -> bool:
+        k = bisect.bisect_left(self.noise_starts, pos) - 1  # the last comment or string starting before pos
+        return k >= 0 and self.noise_ends[k] > pos
+
+    def braces(self, start: int, end: int) -> tuple[int, int] | None:
+        """`braces(text[start:end])`, or None when an end lies inside a comment or string."""
+        if start >= end:
+            return 0, 0
+        if self._inside_noise(start) or self._inside_noise(end):
+            return None
+        lo = bisect.bisect_left(self.positions, start)
+        hi = bisect.bisect_left(self.positions, end)
+        if lo == hi:
+            return 0, 0
+        base = self.depths[lo - 1] if lo else 0
+        level = (hi - lo).bit_length() - 1
+        row = self.minima[level]
+        lowest = min(row[lo], row[hi - (1 << level)])
+        return min(0, lowest - base), self.depths[hi - 1] - base
+
+
+_SWAP_BRACES = bytes.maketrans(b"{}", b"}{")
+_brace_indexes: tuple[bytes, list] | None = None  # the source last asked about: [forward, backward]
+
+
+def _brace_index(source: bytes, backward: bool) -> _BraceIndex:
+    global _brace_indexes
+    if _brace_indexes is None or _brace_indexes[0] is not source:
+        _brace_indexes = (source, [None, None])
+    indexes = _brace_indexes[1]
+    if indexes[backward] is None:
+        indexes[backward] = _BraceIndex(source[::-1].translate(_SWAP_BRACES) if backward else source)
+    return indexes[backward]
+
+
+def braces_between(source: bytes, start: int, end: int) -> tuple[int, int]:
+    """`braces(source[start:end])`, from an index of `source` built once."""
+    found = _brace_index(source, False).braces(start, end)
+    return found if found is not None else braces(source[start:end])
+
+
+def _braces_back(source: bytes, start: int, end: int) -> tuple[int, int]:
+    """`braces` of `source[start:end]` read backward with `{` and `}` swapped."""
+    n = len(source)
+    found = _brace_index(source, True).braces(n - end, n - start)
+    return found if found is not None else braces(source[start:end][::-1].translate(_SWAP_BRACES))
+
+
 def same_block(source: bytes, earlier: int, later: int, python: bool, inward: str = "") -> bool:
     """The statement starting at `earlier` and the position `later` are in the same block.
 
@@ -153,11 +237,11 @@ def same_block(source: bytes, earlier: int, later: int, python: bool, inward: st
         if inward == "earlier":
             return base >= target
         return base == target
-    low, final = braces(source[earlier:later])
+    low, final = braces_between(source, earlier, later)
     if inward == "later":
         return low >= 0 and final >= 0
     # Walking back from `later`, the depth must not go below the start either.
-    back_low, back_final = braces(source[earlier:later][::-1].translate(bytes.maketrans(b"{}", b"}{")))
+    back_low, back_final = _braces_back(source, earlier, later)
     if inward == "earlier":
         return back_low >= 0 and back_final >= 0
     return low >= 0 and final == 0 and back_low >= 0
@@ -253,6 +337,29 @@ def after_in_block_of(source: bytes, path: str, owner: Event, target: Event, tim
     return line_after(source, end), indentation(source, start)
 
 
+_WORD = re.compile(rb"\w+")
+_WORD_CUT = re.compile(rb"\w\w")  # a word character on each side of a position
+_word_index: tuple[bytes, dict[bytes, list[int]]] | None = None  # the source last asked about
+
+
+def word_occurrences(source: bytes, name: str, start: int, end: int) -> list[int] | None:
+    """Where `name` starts as a whole word in `source[start:end]`: what `re.finditer(rb"\\bname\\b",
+    source, start, end)` finds, from an index of every word of `source` built once (fixes ask per
+    finding; a scan of the scope each time made a file of many findings quadratic).  None when
+    `name` is not one word, or a word runs across `end` (the caller searches itself)."""
+    key = name.encode("utf-8", "replace")
+    if not _WORD.fullmatch(key) or (0 < end < len(source) and _WORD_CUT.match(source, end - 1)):
+        return None
+    global _word_index
+    if _word_index is None or _word_index[0] is not source:
+        words: dict[bytes, list[int]] = {}
+        for m in _WORD.finditer(source):
+            words.setdefault(m.group(), []).append(m.start())
+        _word_index = (source, words)
+    starts = _word_index[1].get(key, [])
+    return starts[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end - len(key))]
+
+
 def names_in(text: str) -> set[str]:
     """Identifiers an expression is written with, less type names and keywords."""
     return {n for n in _IDENT.findall(text) if n not in _NOT_NAMES}
@@ -261,9 +368,11 @@ def names_in(text: str) -> set[str]:
 def defined_before(source: bytes, timeline: Timeline, name: str, pos: int) -> bool:
     """`name` appears in the scope before `pos` (a parameter, an earlier local), or is a
     file-level definition (a macro, a global, a module-level assignment or import)."""
-    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
     start = timeline.start_byte or 0
-    if word.search(source, start, pos):
+    found = word_occurrences(source, name, start, pos)
+    if found is None:
+        found = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b").search(source, start, pos) is not None
+    if found:
         return True
     head = source[:start]
     return bool(re.search(rb"^\s*#\s*define\s+" + re.escape(name.encode()) + rb"\b", head, re.M)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from itertools import islice
 from typing import Iterator
 
 import re
@@ -115,7 +116,7 @@ def _remove(unit: Unit, h: ObjectHistory) -> Fix | None:
 def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: list) -> Edit | None:
     alloc = h.alloc
     # Other objects made by the same statement would go too.
-    if any(e is not alloc and e.stmt_start == alloc.stmt_start and e.op is Op.ALLOC for e in h.timeline.events):
+    if any(e is not alloc and e.op is Op.ALLOC for e in h.timeline.statement_events(alloc.stmt_start)):
         return None
     text = source[alloc.stmt_start:alloc.stmt_end] if alloc.stmt_start is not None else b""
     if placement.is_python(path):
@@ -131,8 +132,13 @@ def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: 
     # not be left uninitialised: it becomes a null pointer instead.
     start, end = h.timeline.start_byte or 0, h.timeline.end_byte or len(source)
     removed = [(e.start, e.end) for e in [*other_edits, edit]]
-    word = re.compile(rb"(?<![\w.>])" + re.escape(h.name.encode()) + rb"\b")
-    mentions = [m.start() for m in word.finditer(source, start, end) if not any(s <= m.start() < e for s, e in removed)]
+    words = placement.word_occurrences(source, h.name, start, end)
+    if words is None:
+        word = re.compile(rb"(?<![\w.>])" + re.escape(h.name.encode()) + rb"\b")
+        found = (m.start() for m in word.finditer(source, start, end))
+    else:  # the same as the pattern, from the file's index of words (not a scan of the function per finding)
+        found = (m for m in words if source[m - 1:m] not in (b".", b">"))
+    mentions = list(islice((m for m in found if not any(s <= m < e for s, e in removed)), 2))
     if len(mentions) <= 1:  # its declaration
         return edit
     null = "0" if alloc.api.startswith("cuMem") else "nullptr"

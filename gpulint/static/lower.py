@@ -194,6 +194,94 @@ def _condition_names(expr: s.Expr | None) -> set[str]:
     return names
 
 
+_ABSENT = None  # what the journal records for a name that had no binding
+
+
+class _Bindings:
+    """Pointer name -> the objects it may point to, with what branches need done cheaply.
+
+    Branches: `checkpoint()` starts recording every change, `rollback()` undoes the changes since
+    a checkpoint (the state before an `if`, for its `else`), `merge()` joins both arms.  Copying
+    every binding at every `if` made a function with thousands of pointers and branches quadratic.
+    Struct members: the names under `s.` are found through an index by first name, not by a scan
+    of every binding for each struct passed whole."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, set[int]] = {}
+        self._members: dict[str, dict[str, None]] = {}  # `s` -> {`s.a`, `s.b.c`} (insertion-ordered)
+        self._journal: list[tuple[str, set[int] | None]] = []  # (name, value before the change)
+        self._open = 0  # checkpoints not yet released
+
+    def get(self, name: str, default=None):
+        return self._values.get(name, default)
+
+    def __setitem__(self, name: str, oids: set[int]) -> None:
+        self._record(name)
+        if name not in self._values and "." in name:
+            self._members.setdefault(name.split(".", 1)[0], {})[name] = None
+        self._values[name] = oids
+
+    def pop(self, name: str, default=None):
+        if name not in self._values:
+            return default
+        self._record(name)
+        return self._remove(name)
+
+    def _remove(self, name: str) -> set[int]:
+        if "." in name:
+            del self._members[name.split(".", 1)[0]][name]
+        return self._values.pop(name)
+
+    def _record(self, name: str) -> None:
+        if self._open:
+            self._journal.append((name, self._values.get(name, _ABSENT)))
+
+    def under(self, name: str) -> list[str]:
+        """Bound names that start with `name.` (the members of a struct variable)."""
+        prefix = name + "."
+        return [key for key in self._members.get(name.split(".", 1)[0], ()) if key.startswith(prefix)]
+
+    def checkpoint(self) -> int:
+        self._open += 1
+        return len(self._journal)
+
+    def _restore(self, mark: int) -> dict[str, set[int] | None]:
+        """Undo the changes since `mark`; the values they had made, by name."""
+        made = {name: self._values.get(name, _ABSENT) for name, _ in self._journal[mark:]}
+        while len(self._journal) > mark:
+            name, value = self._journal.pop()
+            if value is _ABSENT:
+                if name in self._values:
+                    self._remove(name)
+            else:
+                if name not in self._values and "." in name:
+                    self._members.setdefault(name.split(".", 1)[0], {})[name] = None
+                self._values[name] = value
+        return made
+
+    def rollback(self, mark: int) -> dict[str, set[int] | None]:
+        """Back to the state at `mark`; what the changes since had made each changed name."""
+        return self._restore(mark)
+
+    def merge(self, mark: int, other_arm: dict[str, set[int] | None]) -> None:
+        """Join the current state with another arm's (`other_arm`: its values for the names it
+        changed since `mark`): after the branch a name may hold what either arm left in it."""
+        before = {}
+        for name, value in self._journal[mark:]:
+            before.setdefault(name, value)  # the first change of a name recorded its old value
+        for name in list(other_arm) + [n for n in before if n not in other_arm]:
+            theirs = other_arm[name] if name in other_arm else before[name]
+            mine = self._values.get(name, _ABSENT)
+            if theirs is _ABSENT and mine is _ABSENT:
+                continue
+            self[name] = (theirs or set()) | (mine or set())
+
+    def release(self) -> None:
+        self._open -= 1
+        if not self._open:
+            self._journal.clear()
+
+
 class _FunctionLowering:
     def __init__(self, ctx: _UnitContext, function: s.Function) -> None:
         self.ctx = ctx
@@ -209,7 +297,7 @@ class _FunctionLowering:
         self.guard_stack: list[Guard] = []
         self.loop_ids = itertools.count(1)
         self.guard_ids = itertools.count(1)
-        self.bindings: dict[str, set[int]] = {}
+        self.bindings = _Bindings()
         self.objects: dict[int, ObjectHistory] = {}
         self.param_objects: dict[int, int] = {}  # parameter index -> pseudo-object
         self.status_vars: dict[str, set[int]] = {}
@@ -222,7 +310,7 @@ class _FunctionLowering:
         # use its objects.
         self.holders: dict[str, set[int]] = {}
         self.capturing = False
-        self.member_slots: dict[int, str] = {}  # member objects allocated here -> member name
+        self.slot_objects: dict[str, list[int]] = {}  # member name -> member objects allocated here
         # What each local was computed from (`size_t bytes = n * sizeof(float)` -> {n}), so a size
         # written with `bytes` is known to be the extent a kernel receives as `n`.
         self.derived_from: dict[str, set[str]] = {}
@@ -327,13 +415,10 @@ class _FunctionLowering:
         found = set(self.bindings.get(path, set()))
         if not found and isinstance(expr, s.Name):
             # A struct passed whole: it carries the objects in its members.
-            prefix = path + "."
-            for key, oids in self.bindings.items():
-                if key.startswith(prefix):
-                    found |= oids
+            for key in self.bindings.under(path):
+                found |= self.bindings.get(key)
         if "." in path:
-            slot = path.rsplit(".", 1)[1]
-            found |= {oid for oid, member_slot in self.member_slots.items() if member_slot == slot}
+            found.update(self.slot_objects.get(path.rsplit(".", 1)[1], ()))
         return found
 
     def member_slot(self, expr: s.Expr) -> str | None:
@@ -422,7 +507,7 @@ class _FunctionLowering:
         for oid in checked:
             history = self.objects[oid]
             history.checked_by = history.checked_by | {guard_id}
-        before = {k: set(v) for k, v in self.bindings.items()}
+        mark = self.bindings.checkpoint()
         loc = self.location(stmt.cond.span if stmt.cond is not None else stmt.span)
         # A `case` arm is lowered to an If too; nothing may be placed before its label.
         is_case = self.source[stmt.span.start:stmt.span.start + 7].startswith((b"case", b"default"))
@@ -430,15 +515,14 @@ class _FunctionLowering:
         self.guard_stack.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span))
         self.stmt(stmt.then)
         self.guard_stack.pop()
-        after_then = self.bindings
-        self.bindings = {k: set(v) for k, v in before.items()}
+        after_then = self.bindings.rollback(mark)
         if stmt.orelse is not None:
             self.guard_stack.append(Guard(guard_id, 1, cond_text, loc, frozenset(), *span))
             self.stmt(stmt.orelse)
             self.guard_stack.pop()
         # After the branch a name may point to what either arm left in it.
-        for key in set(after_then) | set(self.bindings):
-            self.bindings[key] = after_then.get(key, set()) | self.bindings.get(key, set())
+        self.bindings.merge(mark, after_then)
+        self.bindings.release()
 
     def loop(self, stmt: s.Loop) -> None:
         if stmt.init is not None:
@@ -733,7 +817,7 @@ class _FunctionLowering:
         if "." in path:
             history.member = True
             slot = path.rsplit(".", 1)[1]
-            self.member_slots[oid] = slot
+            self.slot_objects.setdefault(slot, []).append(oid)
             self.ctx.member_objects.setdefault(slot, []).append(history)
         elif root in self.reference_params or (root not in self.locals):
             history.escapes.append(event)  # a reference parameter or a global keeps it
