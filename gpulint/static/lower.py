@@ -65,14 +65,7 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
     done: set[int] = set()
     in_progress: set[int] = set()
 
-    def visit(function: s.Function) -> None:
-        key = id(function)
-        if key in done or key in in_progress:
-            return
-        in_progress.add(key)
-        for callee in _callees(function):
-            for target in ctx.host_defs.get(callee, []):
-                visit(target)
+    def lower_one(function: s.Function) -> None:
         lowering = _FunctionLowering(ctx, function)
         lowering.run()
         ctx.hosts.setdefault(function.name, []).append(lowering.summary())
@@ -82,8 +75,29 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
                 h.incomplete = True
         histories.extend(lowering.histories())
         timelines.append(lowering.timeline)
-        in_progress.discard(key)
-        done.add(key)
+
+    def targets(function: s.Function):
+        return (target for callee in _callees(function) for target in ctx.host_defs.get(callee, []))
+
+    def visit(function: s.Function) -> None:
+        """Lower `function` after the functions it calls (depth first, with a stack of our own: a
+        chain of thousands of calls is no deeper for us than one)."""
+        if id(function) in done or id(function) in in_progress:
+            return
+        in_progress.add(id(function))
+        stack = [(function, targets(function))]
+        while stack:
+            current, pending = stack[-1]
+            for target in pending:
+                if id(target) not in done and id(target) not in in_progress:
+                    in_progress.add(id(target))
+                    stack.append((target, targets(target)))
+                    break
+            else:
+                stack.pop()
+                lower_one(current)
+                in_progress.discard(id(current))
+                done.add(id(current))
 
     for f in host_functions:
         visit(f)
