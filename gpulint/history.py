@@ -26,6 +26,7 @@ class Op(str, enum.Enum):
     ESCAPE = "escape"
     EXIT = "exit"
     FLUSH = "flush"  # a cache flush: torch.cuda.empty_cache(), a pool's free_all_blocks()
+    HOST = "host"  # host code dereferences managed memory (`m[i]` after cudaMallocManaged): an access
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,15 @@ class Size:
     # Byte range of the expression as written, when it is one expression in one unit (a fix
     # can then replace it); not part of what makes two sizes equal.
     span: tuple[int, int] | None = field(default=None, compare=False)
+    # How many times each variable in the expression had been assigned when the size was taken:
+    # `n * 4` before and after `n = 50;` are different sizes though their texts agree.
+    versions: frozenset[tuple[str, int]] = frozenset()
 
     def same_as(self, other: "Size", tolerance: float = 0.0) -> bool:
         if self.value is not None and other.value is not None:
             big = max(self.value, other.value)
             return big == 0 or abs(self.value - other.value) <= tolerance * big
-        return self.expr == other.expr
+        return self.expr == other.expr and self.versions == other.versions
 
 
 @dataclass(frozen=True)

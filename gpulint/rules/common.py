@@ -12,6 +12,8 @@ def what(event: Event) -> str:
         return f"the loop at line {event.location.row}"
     if event.op is Op.LAUNCH:
         return f"`{event.api}<<<>>>`"
+    if event.op is Op.HOST:
+        return f"the host's `{event.api}`"
     if event.op is Op.CALL:
         api = event.api.strip("`")
         return f"`{api}`" if api.endswith(")") or not api.isidentifier() and "." not in api else f"`{api}()`"

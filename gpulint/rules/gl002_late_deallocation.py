@@ -61,15 +61,24 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             end_related = Related(f"`{h.timeline.name}` ends here", h.timeline.end)
         else:
             continue
-        gap = h.timeline.launches_between(last.end, end_t, last.last.event, *([free] if free is not None else []))
+        # The last ACCESS, not only the last launch: a copy back to the host or a host read of
+        # managed memory after the last kernel needs the buffer until then (DESIGN §3, GL002).
+        use = last.last.event
+        start_t = last.end
+        later = [t.event for t in h.touches if start_t < t.event.t < end_t]
+        if later:
+            use = max(later, key=lambda event: event.t)
+            start_t = use.t
+        gap = h.timeline.launches_between(start_t, end_t, use, *([free] if free is not None else []))
         end = free if free is not None else next(iter(h.timeline.exits()), None)
-        distance = gap_distance(h, gap, last.last.event, *([end] if end is not None else []))
+        distance = gap_distance(h, gap, use, *([end] if end is not None else []))
         if distance < threshold:
             continue
-        use = last.last.event
-        message = (f"`{h.name}` is last used by {what(use)} at line {use.location.row} but {end_what}, "
+        verb = "used" if use is last.last.event else "accessed"
+        message = (f"`{h.name}` is last {verb} by {what(use)} at line {use.location.row} but {end_what}, "
                    f"after {launches_phrase(distance, h)}")
-        related = [Related(f"last use of `{h.name}`: {what(use)}", use.location), end_related, *gap_related(h, gap)]
+        related = [Related(f"last {'use' if verb == 'used' else 'access'} of `{h.name}`: {what(use)}", use.location),
+                   end_related, *gap_related(h, gap)]
         finding = make("GL002", h.alloc.location, message, h, related, distance=distance)
         finding.fix = _free_earlier(unit, h, free)
         yield finding

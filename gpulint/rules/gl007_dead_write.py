@@ -25,7 +25,7 @@ def _covers(h: ObjectHistory, earlier: Touch, later: Touch) -> bool:
         return False
     if later.size.value is not None and earlier.size.value is not None:
         return later.size.value >= earlier.size.value
-    return later.size.expr == earlier.size.expr
+    return later.size.same_as(earlier.size)  # by value: `n * 4` after `n = 50;` is another size
 
 
 @rule("GL007", "dead-write", "Memset or copy overwritten before anything reads it", languages=("cuda", "python"))

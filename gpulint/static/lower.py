@@ -328,6 +328,7 @@ class _FunctionLowering:
         # What each local was computed from (`size_t bytes = n * sizeof(float)` -> {n}), so a size
         # written with `bytes` is known to be the extent a kernel receives as `n`.
         self.derived_from: dict[str, set[str]] = {}
+        self.assignments: dict[str, int] = {}  # variable -> assignments so far (see `assigned`)
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -378,7 +379,23 @@ class _FunctionLowering:
                     pending.append(source)
         # Only a size written as one expression in bytes can be replaced as written.
         span = (factors[0].span.start, factors[0].span.end) if len(factors) == 1 and element == 1 else None
-        return Size(size.value, size.expr, size.constant_only, frozenset(names), span)
+        versions = frozenset((name, self.assignments[name]) for name in names if name in self.assignments)
+        return Size(size.value, size.expr, size.constant_only, frozenset(names), span, versions)
+
+    def host_access(self, pointer: s.Expr, span: s.Span) -> None:
+        """`m[i]` or `*m` in host code: managed memory is read or written right here, so it must
+        stay allocated until this statement (a free moved above it is a use after free)."""
+        managed = {oid for oid in self.refs(pointer) if self.objects[oid].kind == "managed"}
+        if managed:
+            event = self.event(Op.HOST, self.text(span), span)
+            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=False, definite=len(managed) == 1))
+
+    def assigned(self, expr: s.Expr | None) -> None:
+        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call):
+        sizes computed from it before and after differ (`Size.versions`)."""
+        expr = s.strip_parens_and_casts(expr) if expr is not None else None
+        if isinstance(expr, s.Name):
+            self.assignments[expr.id] = self.assignments.get(expr.id, 0) + 1
 
     def location(self, span: s.Span) -> Location:
         return Location(self.path, span.row, span.column, span.end_row, span.end_column)
@@ -488,6 +505,7 @@ class _FunctionLowering:
     def decl(self, decl: s.Decl) -> None:
         for var in decl.vars:
             self.locals.add(var.name)
+            self.assignments[var.name] = self.assignments.get(var.name, 0) + 1
             if var.init is None:
                 self.bindings.pop(var.name, None)
                 self.folder.forget(var.name)
@@ -664,13 +682,20 @@ class _FunctionLowering:
             created: set[int] = set()
             for arg in expr.args:
                 created |= self.expr(arg)
+                if isinstance(arg, s.Unary) and arg.op == "&":
+                    self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
                 self.expr(cfg)
             return created | self.call(expr)
         if isinstance(expr, s.Assign):
             created = self.expr(expr.value)
+            self.assigned(expr.target)
             self.assign(expr, created)
             return created
+        if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
+            self.assigned(expr.operand)
+        if isinstance(expr, s.Index) or (isinstance(expr, s.Unary) and expr.op == "*"):
+            self.host_access(expr.base if isinstance(expr, s.Index) else expr.operand, expr.span)
         if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
