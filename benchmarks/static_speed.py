@@ -52,6 +52,7 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_LINES_PER_S = 20_000
+STRESS_TARGET_S = 10  # seconds for each stress input (`--stress`)
 
 
 # =============================================================================== generator
@@ -1339,6 +1340,143 @@ def generate_corpus(folder: Path, files: int, lines_per_file: int, seed: int) ->
     return files, total
 
 
+# =============================================================================== stress inputs
+#
+# Time must grow (near) linearly with the size of a function and of a file (issue 15). These
+# inputs are made of one small pattern repeated: one function with N allocations, or a file of N
+# small functions. The patterns make most rules fire so that the fix builders run on most
+# objects too: every allocation is one of the variants below (one in six of each in a function).
+
+STRESS_CUDA_VARIANTS = (
+    "plain",      # allocated, used, freed: no finding of its own
+    "unused",     # GL004 (never used by a kernel; the fix removes it)
+    "leaked",     # GL005 (never freed) and GL002 (the function's later launches run before its end)
+    "early",      # GL001 (a launch between the allocation and the first use)
+    "late",       # GL002 (a launch between the last use and the free)
+    "guarded",    # GL004 (every use is under `if (verbose)`, the allocation is not)
+)
+
+
+def stress_cuda_function(allocations: int) -> str:
+    """One `main` with `allocations` device buffers, each `float *pI; cudaMalloc(&pI, 4096); ...`."""
+    out = ["#include <cuda_runtime.h>", "",
+           "__global__ void touch(float *p, int n) { if (n > 0) p[0] = 1.0f; }",
+           "__global__ void idle() {}", "",
+           "int main(int argc, char **argv) {", "  int n = 1;", "  int verbose = argc > 1;"]
+    for i in range(allocations):
+        p = f"p{i}"
+        out += [f"  float *{p};", f"  cudaMalloc(&{p}, 4096);"]
+        variant = STRESS_CUDA_VARIANTS[i % len(STRESS_CUDA_VARIANTS)]
+        use = f"  touch<<<1, 1>>>({p}, n);"
+        out += {"plain": [use, f"  cudaFree({p});"],
+                "unused": [f"  cudaFree({p});"],
+                "leaked": [use],
+                "early": ["  idle<<<1, 1>>>();", use, f"  cudaFree({p});"],
+                "late": [use, "  idle<<<1, 1>>>();", f"  cudaFree({p});"],
+                "guarded": ["  if (verbose) {", "  " + use, "  }", f"  cudaFree({p});"]}[variant]
+    out += ["  return 0;", "}", ""]
+    return "\n".join(out)
+
+
+def stress_cuda_functions(functions: int) -> str:
+    """`functions` host functions of 11 lines (two buffers: `a` allocated early, used and freed
+    late (GL001, GL002), `b` used only under a branch and never freed (GL004, GL005)), and a
+    `main` that calls them all."""
+    out = ["#include <cuda_runtime.h>", "",
+           "__global__ void touch(float *p, int n) { if (n > 0) p[0] = 1.0f; }",
+           "__global__ void idle() {}", ""]
+    for i in range(functions):
+        out += [f"void step{i}(int n, int verbose) {{", "  float *a, *b;",
+                "  cudaMalloc(&a, n * sizeof(float));", "  cudaMalloc(&b, n * sizeof(float));",
+                "  idle<<<1, 1>>>();", "  touch<<<1, 1>>>(a, n);", "  if (verbose) touch<<<1, 1>>>(b, n);",
+                "  idle<<<1, 1>>>();", "  cudaFree(a);", "}", ""]
+    out += ["int main(int argc, char **argv) {"] + [f"  step{i}({i + 1}, argc > 1);" for i in range(functions)]
+    out += ["  return 0;", "}", ""]
+    return "\n".join(out)
+
+
+STRESS_PYTHON_VARIANTS = (
+    "plain",      # made, used: no finding of its own
+    "unused",     # GL004 (never used; the fix removes it)
+    "early",      # GL001 (a loop that does not use it runs between its creation and its first use)
+    "late",       # a loop that does not use it runs after its last use (GL002, as for every
+                  # tensor followed by a later variant's loop)
+    "guarded",    # GL004 (its only use is under `if verbose:`)
+)
+
+
+def stress_python_function(tensors: int) -> str:
+    """One function with `tensors` device tensors, each `tI = torch.ones(1024, device="cuda")`."""
+    out = ["import torch", "", "", "def main(verbose):", '    x = torch.zeros(1024, device="cuda")']
+    for i in range(tensors):
+        t = f"t{i}"
+        variant = STRESS_PYTHON_VARIANTS[i % len(STRESS_PYTHON_VARIANTS)]
+        make = f'    {t} = torch.{"empty" if variant == "unused" else "ones"}(1024, device="cuda")'
+        loop = ["    for _ in range(2):", "        x.mul_(2)"]
+        out += [make] + {"plain": [f"    x.add_({t})"],
+                         "unused": [],
+                         "early": loop + [f"    x.add_({t})"],
+                         "late": [f"    x.add_({t})"] + loop,
+                         "guarded": ["    if verbose:", f"        x.add_({t})"]}[variant]
+    out += ["    return x", ""]
+    return "\n".join(out)
+
+
+def stress_python_functions(functions: int) -> str:
+    """`functions` functions of 13 lines, each with an unused tensor (GL004), one made before a
+    loop that does not use it (GL001) and tensors alive across a later loop (GL002)."""
+    out = ["import torch", ""]
+    for i in range(functions):
+        out += ["", f"def step{i}():", '    x = torch.zeros(1024, device="cuda")', '    a = torch.ones(1024, device="cuda")',
+                '    b = torch.empty(1024, device="cuda")', "    for _ in range(2):", "        x.mul_(2)",
+                "    x.add_(a)", '    c = torch.ones(1024, device="cuda")', "    x.add_(c)", "    for _ in range(2):",
+                "        x.mul_(2)", "    return x"]
+    return "\n".join(out) + "\n"
+
+
+def stress_inputs(allocations: int, functions: int) -> list[tuple[str, str, str]]:
+    """(file name, what it is, text) of the four stress inputs."""
+    return [
+        ("one_function.cu", f"CUDA: one function, {allocations:,} allocations", stress_cuda_function(allocations)),
+        ("many_functions.cu", f"CUDA: {functions:,} functions", stress_cuda_functions(functions)),
+        ("one_function.py", f"Python: one function, {allocations:,} device tensors", stress_python_function(allocations)),
+        ("many_functions.py", f"Python: {functions:,} functions", stress_python_functions(functions)),
+    ]
+
+
+def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -> None:
+    """Time `gpulint check --no-cache --jobs 1` on each stress input (a process each, best of
+    `repeat`) and print a table row per input."""
+    print(f"stress inputs: {allocations:,} allocations in one function, {functions:,} functions in one file; "
+          f"`gpulint check --no-cache --jobs 1`, best of {repeat}; target < {STRESS_TARGET_S} s each")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="gpulint-stress-") as scratch:
+        for name, what, text in stress_inputs(allocations, functions):
+            path = Path(scratch) / name
+            path.write_text(text, encoding="utf-8")
+            cmd = [sys.executable, "-m", "gpulint", "check", str(path), "--no-cache", "--jobs", "1", "--format", "json"]
+            seconds, items, _, error = best_json_run(cmd, Path(scratch), repeat)
+            lines = text.count("\n")
+            if error:
+                rows.append((what, lines, None, None, error))
+                print(f"  {what}: unavailable: {error}")
+                continue
+            met = "met" if seconds < STRESS_TARGET_S else "NOT met"
+            rows.append((what, lines, seconds, len(items), met))
+            print(f"  {what}: {lines:,} lines, {seconds:.2f} s, {len(items):,} findings -> {met}")
+    print()
+    print(f"machine: {machine_description()}; date: {_dt.date.today().isoformat()}")
+    if markdown:
+        print()
+        print("| Stress input | Lines | Time (s) | Findings | < 10 s |")
+        print("|---|---:|---:|---:|---|")
+        for what, lines, seconds, count, met in rows:
+            if seconds is None:
+                print(f"| {what} | {lines:,} | unavailable | - | - |")
+            else:
+                print(f"| {what} | {lines:,} | {seconds:.2f} | {count:,} | {met} |")
+
+
 # =============================================================================== timing
 
 
@@ -1536,7 +1674,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="pin the runs to this CPU (--jobs 1 already keeps gpulint on one core; pinning only "
                              "helps on an otherwise idle machine)")
     parser.add_argument("--generate-only", action="store_true", help="write the corpus and stop")
+    parser.add_argument("--stress", action="store_true",
+                        help="time the stress inputs instead (one huge function, a file of many small functions; "
+                             "CUDA and Python)")
+    parser.add_argument("--stress-allocations", type=int, default=20_000, metavar="N",
+                        help="allocations in the one-function stress inputs [20000]")
+    parser.add_argument("--stress-functions", type=int, default=4_000, metavar="N",
+                        help="functions in the many-functions stress inputs [4000: 44,000 lines of CUDA]")
     args = parser.parse_args(argv)
+    if args.stress:
+        if args.stress_allocations < 1 or args.stress_functions < 1 or args.repeat < 1:
+            parser.error("--stress-allocations, --stress-functions and --repeat must be >= 1")
+        if args.pin is not None:
+            print(f"pinning: {pin_to_cpu(args.pin)}")
+        time_stress(args.stress_allocations, args.stress_functions, args.repeat, args.markdown)
+        return 0
     if args.files < 1 or args.lines_per_file < 60 or args.repeat < 1:
         parser.error("--files and --repeat must be >= 1, --lines-per-file >= 60")
 
