@@ -24,7 +24,7 @@ from gpulint.findings import Applicability, Finding, Fix, Location
 from gpulint.fixes.builders import remove_comment
 from gpulint.history import Unit
 from gpulint.rules import RULES, RuleSettings
-from gpulint.sourcetext import as_parsed, split_lines
+from gpulint.sourcetext import as_parsed, line_ending, split_lines
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
@@ -554,7 +554,9 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     if data is None or why is not None or not is_gpu_source(path, data):
         return None
     original_parses = still_parses(path, data)
+    ending = line_ending(data).decode()
     current = data
+    seen = {current}
     applied = 0
     analysis = analyse_source(path, display, current, settings, codes)
     for round_ in range(max_rounds + 1):
@@ -564,13 +566,15 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
         fixes = choose(analysis.findings, unsafe)
         if not fixes:
             break
-        edits = [edit for fix in fixes for edit in fix.edits if edit.path == display]
+        edits = [_in_line_ending(edit, ending) for fix in fixes for edit in fix.edits if edit.path == display]
         candidate = apply(current, edits)
         if candidate == current:
             break
-        if round_ == max_rounds:
+        if round_ == max_rounds or candidate in seen:
+            why = "fixes undo each other" if candidate in seen else f"fixes did not settle after {max_rounds} rounds"
             return FixedFile(path, display, data, data, 0, analysis.findings,
-                             problem=f"fixes did not settle after {max_rounds} rounds (a gpulint bug); left untouched")
+                             problem=f"{why} (a gpulint bug); left untouched")
+        seen.add(candidate)
         if original_parses and not still_parses(path, candidate):
             return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem="the fixed file would no longer parse; left untouched")
@@ -581,6 +585,16 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
         return FixedFile(path, display, data, data, 0, analysis.findings,
                          problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
     return FixedFile(path, display, data, current, applied, analysis.findings)
+
+
+def _in_line_ending(edit, ending: str):
+    """An edit whose inserted lines end as the file's lines do (builders write LF; lines they move
+    from a CRLF file arrive with CRLF, from a CR-only file with LF, since parsers see LF there)."""
+    if ending == "\n" or "\n" not in edit.content and "\r" not in edit.content:
+        return edit
+    from dataclasses import replace
+
+    return replace(edit, content=edit.content.replace("\r\n", "\n").replace("\n", ending))
 
 
 def write_atomically(fixed: FixedFile) -> str | None:

@@ -349,7 +349,7 @@ def directly_in(source: bytes, path: str, event: Event, loop: Loop, timeline: Ti
 def declaration_in_loop(source: bytes, loop: Loop, name: str, before: int) -> tuple[int, int] | None:
     """The line declaring pointer `name` alone (`float* d_tmp;`) in the loop body before `before`."""
     pattern = re.compile(rb"^[ \t]*[A-Za-z_][\w:<>, \t]*\*+[ \t]*" + re.escape(name.encode())
-                         + rb"[ \t]*(?:=[ \t]*(?:nullptr|NULL|0)[ \t]*)?;[ \t]*(?://[^\n]*)?\n", re.M)
+                         + rb"[ \t]*(?:=[ \t]*(?:nullptr|NULL|0)[ \t]*)?;[ \t]*(?://[^\r\n]*)?\r?\n", re.M)  # CRLF too
     match = pattern.search(source, loop.stmt_start, before)
     return (match.start(), match.end()) if match else None
 

@@ -33,20 +33,32 @@ def allowed(fix: Fix | None, unsafe: bool) -> bool:
 
 
 def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
-    """Fixes to apply together: each fix whole, none overlapping an earlier chosen one."""
+    """Fixes to apply together in one round.  Two fixes are never applied together when their
+    extents (first to last byte they edit, inclusive) meet, or when they are about the same object:
+    each was built against the file as it was, and a statement one moves may be what the other's
+    edit relies on (a GL001 move of `y = feats.sum()` past the `del feats` GL002 inserts).  The
+    loser waits for the next round, where it is rebuilt from a fresh analysis."""
     chosen: list[Fix] = []
-    taken: list[tuple[str, int, int]] = []
-    for finding in sorted(findings, key=lambda f: (f.location.path, min((e.start for e in f.fix.edits), default=0))
-                          if f.fix else (f.location.path, 0)):
+    reach: dict[str, int] = {}  # path -> the furthest byte a chosen fix edits
+    objects: set[tuple[str, str]] = set()
+    candidates = [f for f in findings if allowed(f.fix, unsafe) and f.fix.edits]
+    for finding in sorted(candidates, key=lambda f: (f.location.path, min(e.start for e in f.fix.edits))):
         fix = finding.fix
-        if not allowed(fix, unsafe) or not fix.edits:
-            continue
-        spans = [(e.path, e.start, e.end) for e in fix.edits]
-        if any(p == q and s < e2 and s2 < e for p, s, e in spans for q, s2, e2 in taken) or any(
-                p == q and s == e == s2 == e2 for p, s, e in spans for q, s2, e2 in taken):
+        paths = {e.path for e in fix.edits}
+        start = min(e.start for e in fix.edits)
+        end = max(e.end for e in fix.edits)
+        if len(paths) != 1:
+            continue  # gpulint's fixes edit one file; anything else is not ours to combine
+        path = next(iter(paths))
+        owner = (path, finding.obj) if finding.obj else None
+        # Candidates come sorted by start, so an extent meets a chosen one iff it starts at or
+        # before the furthest end chosen so far.
+        if start <= reach.get(path, -1) or owner in objects:
             continue
         chosen.append(fix)
-        taken.extend(spans)
+        reach[path] = max(reach.get(path, -1), end)
+        if owner is not None:
+            objects.add(owner)
     return chosen
 
 
