@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import bisect
+
 from typing import Iterator
 
 from gpulint.findings import Applicability, Edit, Finding, Fix, Related
@@ -62,6 +64,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     brace when the function falls off its end; a braceless `if (...) return -1;` becomes
     `if (...) { cudaFree(d_a); return -1; }`.
     """
+    allocations = _allocations_by_name(unit)
     for h in unit.histories:
         if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw", "segment", "host"):
             continue  # framework arrays are freed by reference counting
@@ -94,8 +97,26 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                            e.location) for e in leaks[:5]]
         related += [Related(f"`{h.name}` is freed here, but not on that path", f.location) for f in h.frees[:2]]
         finding = make("GL005", h.alloc.location, message, h, related)
-        finding.fix = _free_before_exits(unit, h, leaks)
+        finding.fix = _free_before_exits(unit, h, leaks, allocations)
         yield finding
+
+
+def _allocations_by_name(unit: Unit) -> dict[tuple[int, str], list[int]]:
+    """(scope, name) -> the times that name is allocated, in order."""
+    found: dict[tuple[int, str], list[int]] = {}
+    for h in unit.histories:
+        if h.alloc is not None:
+            found.setdefault((id(h.timeline), h.name), []).append(h.alloc.t)
+    for times in found.values():
+        times.sort()
+    return found
+
+
+def _rebound(allocations: dict[tuple[int, str], list[int]], h: ObjectHistory, exit_: Event) -> bool:
+    """Whether `h`'s name is given another allocation of the same scope between `h`'s allocation
+    and `exit_` (`cudaMalloc(&p, n); ... cudaMalloc(&p, n); return;`)."""
+    times = allocations.get((id(h.timeline), h.name), [])
+    return bisect.bisect_left(times, exit_.t) - bisect.bisect_right(times, h.alloc.t) > 0
 
 
 def _free_call(source: bytes, h: ObjectHistory) -> str | None:
@@ -110,7 +131,8 @@ def _free_call(source: bytes, h: ObjectHistory) -> str | None:
     return f"{call}({h.name});" if call else None
 
 
-def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event]) -> Fix | None:
+def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event],
+                       allocations: dict[tuple[int, str], list[int]]) -> Fix | None:
     """Insert the free before each exit that leaks `h`."""
     source, path, alloc = unit.source, h.alloc.location.path, h.alloc
     if source is None or placement.is_python(path) or alloc.stmt_start is None:
@@ -120,6 +142,8 @@ def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event]) -> Fix 
         return None
     edits = []
     for exit_ in leaks:
+        if _rebound(allocations, h, exit_):
+            return None  # at this exit the name holds a later allocation: freeing it would free that one
         if exit_.detail == "end":
             # The closing brace of the function: the allocation must be in its outermost block.
             pos = h.timeline.end_byte
