@@ -23,6 +23,7 @@ _SIZEOF = {
     "cuDoubleComplex": 16, "double4": 32, "long double": 16,
 }
 
+_LIMIT = 1 << 64  # folded values outside (-2**64, 2**64) are unknown
 _BINARY: dict[str, Callable[[int, int], int]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv, "%": operator.mod,
     "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
@@ -67,7 +68,10 @@ class Folder:
         if expr is None or _depth > 32:
             return None
         if isinstance(expr, s.Literal):
-            return int(expr.value) if isinstance(expr.value, (int, float)) and float(expr.value).is_integer() else None
+            if not isinstance(expr.value, (int, float)) or isinstance(expr.value, float) and not expr.value.is_integer():
+                return None  # `is_integer` is False for inf and NaN too
+            value = int(expr.value)
+            return value if -_LIMIT < value < _LIMIT else None
         if isinstance(expr, s.Name):
             if expr.id in self.constants:
                 return self.value(self.constants[expr.id], _depth + 1)
@@ -97,10 +101,15 @@ class Folder:
             right = self.value(expr.right, _depth + 1)
             if left is None or right is None:
                 return None
+            if expr.op in ("<<", ">>") and not 0 <= right < 128:
+                return None  # `1 << 100000000` would build a 12 MB integer; C leaves it undefined
             try:
-                return func(left, right)
-            except (ZeroDivisionError, ValueError):
+                result = func(left, right)
+            except (ZeroDivisionError, ValueError, OverflowError):
                 return None
+            # No size, count or offset of a real program is this large; hostile constants
+            # (`1e308 * 1e308`) must not grow into huge integers through further folding.
+            return result if -_LIMIT < result < _LIMIT else None
         if isinstance(expr, s.Conditional):
             cond = self.value(expr.cond, _depth + 1)
             if cond is None:
@@ -171,7 +180,7 @@ class Folder:
         text = "*".join(self.render(e) for e in exprs)
         total: int | None = 1
         for v in values:
-            total = None if total is None or v is None else total * v
+            total = None if total is None or v is None or abs(total * v) >= _LIMIT else total * v
         return Size(total, text if total is None else str(total), all(self.constant_only(e) for e in exprs),
                     frozenset().union(*(_names(e) for e in exprs)))
 
