@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import bisect
-
 from typing import Iterator
 
 from gpulint.findings import Applicability, Edit, Finding, Fix, Related
