@@ -77,3 +77,17 @@ def lifetime_candidates(histories, *, allow_members: bool = False):
         if h.member and not allow_members:
             continue
         yield h
+
+
+# Factories and in-place ops that draw from a random generator: moving one past another draw, or
+# onto another device's generator, changes the numbers the program computes.
+RANDOM_DRAWS = frozenset({
+    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "randperm", "bernoulli",
+    "multinomial", "poisson", "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
+    "cauchy_", "log_normal_", "dropout",
+})
+
+
+def draws_random(event: Event) -> bool:
+    return event.api.rsplit(".", 1)[-1].strip("()`") in RANDOM_DRAWS
+

@@ -4,8 +4,9 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import move_allocation_down
-from gpulint.history import Event, ObjectHistory, Unit
-from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.history import Event, ObjectHistory, Op, Unit
+from gpulint.rules.common import (draws_random, gap_distance, gap_related, launches_phrase, lifetime_candidates, make,
+                                  what)
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -41,7 +42,9 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## Fix safety
     Moving the allocation (and its initialising copies and memsets in the same block) down to
     just before the first thing that touches the buffer is unsafe: the host data a copy reads
-    may change in between. Nothing is offered when the first use is in a block the
+    may change in between. A random factory (`torch.randn`) moved past anything that may draw
+    from the same generator is display-only: the program would see other numbers. Nothing is
+    offered when the first use is in a block the
     allocation cannot enter without running more or less often (another branch arm, a
     braceless `if`), or when something in between touches what the moved statements touch.
     """
@@ -71,5 +74,10 @@ def _move_down(unit: Unit, h: ObjectHistory, use: Event) -> Fix | None:
     edits = move_allocation_down(unit.source, unit.histories, h, use)
     if edits is None:
         return None
-    return Fix(f"move the allocation of `{h.name}` down to just before its first use", Applicability.UNSAFE,
-               tuple(edits))
+    message = f"move the allocation of `{h.name}` down to just before its first use"
+    passed = [e for e in h.timeline.events if h.alloc.t < e.t < use.t and e.op in (Op.ALLOC, Op.CALL, Op.LAUNCH)]
+    if draws_random(h.alloc) and passed:
+        # Anything it moves past may draw from the same generator (a loop, a model's dropout):
+        # the program would see other numbers.  Shown, never applied.
+        return Fix(message + " (it would draw other random numbers)", Applicability.DISPLAY_ONLY, tuple(edits))
+    return Fix(message, Applicability.UNSAFE, tuple(edits))

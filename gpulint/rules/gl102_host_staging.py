@@ -5,13 +5,9 @@ from typing import Iterator
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import create_on_device
 from gpulint.history import Access, Op, Unit
-from gpulint.rules.common import make
+from gpulint.rules.common import RANDOM_DRAWS, make
 from gpulint.rules.registry import RuleSettings, rule
 
-
-# Factories whose values come from a generator: the CUDA one gives other numbers than the CPU one.
-_RANDOM = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "randperm", "bernoulli",
-           "multinomial", "poisson"}
 
 
 @rule("GL102", "host-staging", "Tensor created on the host only to be copied to the device", languages=("python",))
@@ -42,7 +38,8 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
 
     ## Fix safety
     Creating the tensor with `device=` is safe for deterministic factories; for random ones it
-    is offered as unsafe because the CUDA generator gives different numbers than the CPU one.
+    is display-only (shown, never applied, not even with `--unsafe-fixes`): the CUDA generator
+    gives different numbers than the CPU one, so the program would compute something else.
     Only the one-expression form (`factory(...).to(dev)`, `.cuda()`) is rewritten; a host
     tensor made on an earlier line, `.cuda(1)` and `.to(dev, non_blocking=True)` are left to
     a person.
@@ -58,9 +55,10 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                            factory=factory)
             edit = create_on_device(event.location.path, unit.source, event, factory) if unit.source else None
             if edit is not None:
-                random = factory.rsplit(".", 1)[-1] in _RANDOM
-                finding.fix = Fix("create it on the device with `device=`",
-                                  Applicability.UNSAFE if random else Applicability.SAFE, (edit,))
+                # The CUDA generator gives other numbers than the CPU one: shown, never applied.
+                random = factory.rsplit(".", 1)[-1] in RANDOM_DRAWS
+                finding.fix = Fix("create it on the device with `device=`" + (" (other random numbers)" if random else ""),
+                                  Applicability.DISPLAY_ONLY if random else Applicability.SAFE, (edit,))
             yield finding
     yield from _run_host_staging(unit)
 
