@@ -75,8 +75,9 @@ def _move_down(unit: Unit, h: ObjectHistory, use: Event) -> Fix | None:
     if edits is None:
         return None
     message = f"move the allocation of `{h.name}` down to just before its first use"
-    passed = [e for e in h.timeline.events if h.alloc.t < e.t < use.t and e.op in (Op.ALLOC, Op.CALL, Op.LAUNCH)]
-    if draws_random(h.alloc) and passed:
+    # Only a random draw needs the scan of what the move passes (for every fix it was quadratic).
+    if draws_random(h.alloc) and any(h.alloc.t < e.t < use.t and e.op in (Op.ALLOC, Op.CALL, Op.LAUNCH)
+                                     for e in h.timeline.events):
         # Anything it moves past may draw from the same generator (a loop, a model's dropout):
         # the program would see other numbers.  Shown, never applied.
         return Fix(message + " (it would draw other random numbers)", Applicability.DISPLAY_ONLY, tuple(edits))
