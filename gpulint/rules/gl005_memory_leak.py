@@ -143,6 +143,10 @@ def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event],
     for exit_ in leaks:
         if _rebound(allocations, h, exit_):
             return None  # at this exit the name holds a later allocation: freeing it would free that one
+        if not set(alloc.loops) <= set(exit_.loops):
+            # Allocated in a loop, leaking after it: one free there would free only the last
+            # iteration's buffer (and the loop's variable may be out of scope).
+            return None
         if exit_.detail == "end":
             # The closing brace of the function: the allocation must be in its outermost block.
             pos = h.timeline.end_byte
