@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import weakref
 
 from gpulint.findings import Edit
 from gpulint.fixes import placement
@@ -169,29 +170,40 @@ def first_event_from(timeline: Timeline, offset: int, after_t: int) -> int:
 
 
 class _EventOwners:
-    """Which histories have an event in a given statement, and each history's events by time: the
-    index `disturbed` needs so that a fix looks at the objects its statements touch, not at every
-    object of the file (histories do not change once the rules run)."""
+    """Which histories (by position in their list) have an event in a given statement: what
+    `disturbed` needs so that a fix looks at the objects its statements touch, not at every object
+    of the file (histories do not change once the rules run).  Kept for the list of histories
+    last asked about, without keeping its histories alive (a file's millions of objects would
+    outlive its analysis, and cost seconds at exit)."""
 
     def __init__(self, histories: list[ObjectHistory]) -> None:
-        self.histories = histories
+        self.list_id = id(histories)
         self.count = len(histories)
-        self.by_statement: dict[tuple[int | None, int | None], list[ObjectHistory]] = {}
-        self._by_time: dict[int, tuple[list[int], list[Event]]] = {}
-        for h in histories:
+        self.ends = (weakref.ref(histories[0]), weakref.ref(histories[-1])) if histories else None
+        self.by_statement: dict[tuple[int | None, int | None], list[int]] = {}
+        for position, h in enumerate(histories):
             for key in dict.fromkeys((e.stmt_start, e.stmt_end) for e in _events_of(h)):
-                self.by_statement.setdefault(key, []).append(h)
+                self.by_statement.setdefault(key, []).append(position)
 
-    def by_time(self, h: ObjectHistory) -> tuple[list[int], list[Event]]:
-        cached = self._by_time.get(id(h))
-        if cached is None:
-            events = sorted(_events_of(h), key=lambda e: e.t)
-            cached = self._by_time[id(h)] = ([e.t for e in events], events)
-        return cached
+    def describes(self, histories: list[ObjectHistory]) -> bool:
+        if id(histories) != self.list_id or len(histories) != self.count:
+            return False
+        return not histories or (self.ends[0]() is histories[0] and self.ends[1]() is histories[-1])
 
 
 def _events_of(h: ObjectHistory) -> list[Event]:
     return [t.event for t in h.touches] + h.frees + h.escapes + ([h.alloc] if h.alloc is not None else [])
+
+
+def _events_by_time(h: ObjectHistory) -> tuple[list[int], list[Event]]:
+    """A history's events sorted by time, and their times (cached on the history)."""
+    size = (len(h.touches), len(h.frees), len(h.escapes), h.alloc is not None)
+    cached = getattr(h, "_cached_by_time", None)
+    if cached is None or cached[0] != size:
+        events = sorted(_events_of(h), key=lambda e: e.t)
+        cached = (size, [e.t for e in events], events)
+        h._cached_by_time = cached
+    return cached[1], cached[2]
 
 
 _owners: _EventOwners | None = None  # of the last list of histories asked about
@@ -199,7 +211,7 @@ _owners: _EventOwners | None = None  # of the last list of histories asked about
 
 def _owners_of(histories: list[ObjectHistory]) -> _EventOwners:
     global _owners
-    if _owners is None or _owners.histories is not histories or _owners.count != len(histories):
+    if _owners is None or not _owners.describes(histories):
         _owners = _EventOwners(histories)
     return _owners
 
@@ -215,9 +227,8 @@ def disturbed(histories: list[ObjectHistory], movers: list[Event], lo_t: int, hi
 
     # The objects with an event that moves: those with an event in a moved statement.
     owners = _owners_of(histories)
-    concerned = {id(h): h for key in statements for h in owners.by_statement.get(key, ())}
-    for h in concerned.values():
-        times, events = owners.by_time(h)
+    for position in {p for key in statements for p in owners.by_statement.get(key, ())}:
+        times, events = _events_by_time(histories[position])
         for k in range(bisect.bisect_right(times, lo_t), bisect.bisect_left(times, hi_t)):
             if stays(events[k]):
                 return True

@@ -120,6 +120,8 @@ def code_positions(text: bytes):
 
 def _trailing_comment(line: bytes) -> int | None:
     """Offset of a `//` comment that ends a line of code, outside string literals."""
+    if b"//" not in line:
+        return None  # the common case, without walking the line byte by byte
     return next((i for i in code_positions(line) if line[i:i + 2] == b"//"), None)
 
 

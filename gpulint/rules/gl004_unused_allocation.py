@@ -122,7 +122,7 @@ def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: 
     if placement.is_python(path):
         # `name = factory(...)`: the statement binds only this object; any later reading of the
         # name would have been a use.
-        if not re.match(rb"\s*" + re.escape(h.name.encode()) + rb"\s*=[^=]", text):
+        if not _binds(text, h.name.encode()):
             return None
         return remove_event_statement(path, source, alloc)
     edit = remove_call(path, source, alloc)
@@ -143,6 +143,16 @@ def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: 
         return edit
     null = "0" if alloc.api.startswith("cuMem") else "nullptr"
     return Edit(path, alloc.stmt_start, alloc.stmt_end, f"{h.name} = {null};")
+
+
+_ASSIGNMENT = re.compile(rb"\s*([^\s=][^=]*?)\s*=[^=]")
+
+
+def _binds(text: bytes, name: bytes) -> bool:
+    """`text` starts with `name = ...` (what `re.match(rb"\\s*NAME\\s*=[^=]", text)` says for an
+    identifier NAME, without compiling a pattern per name)."""
+    match = _ASSIGNMENT.match(text)
+    return match is not None and match.group(1) == name
 
 
 def _under_guard(unit: Unit, h: ObjectHistory, guard: Guard) -> Fix | None:
