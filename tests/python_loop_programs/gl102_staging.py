@@ -1,5 +1,7 @@
 import torch
 
+torch.manual_seed(0)  # deterministic: tests/test_fix_differential.py compares outputs
+
 dev = torch.device("cuda")
 w = torch.randn(256, 256).to(dev)  # confirm: GL102  run: GL102
 b = torch.zeros(256)

@@ -1,5 +1,7 @@
 import torch
 
+torch.manual_seed(0)  # deterministic: tests/test_fix_differential.py compares outputs
+
 dev = torch.device("cuda")
 h_w = torch.randn(256, 256)
 x = torch.ones(1024, 256, device=dev)
