@@ -534,7 +534,7 @@ def still_parses(path: Path, data: bytes) -> bool:
     if path.suffix.lower() in PYTHON_SUFFIXES:
         try:
             compile(data, str(path), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, MemoryError, RecursionError):  # deep nesting: MemoryError
             return False
         return True
     from gpulint.static import cuda_treesitter
