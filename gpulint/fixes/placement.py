@@ -193,6 +193,52 @@ class _BraceIndex:
         return min(0, lowest - base), self.depths[hi - 1] - base
 
 
+class _IndentIndex:
+    """The least indentation of the code lines starting in any stretch of a Python source, in
+    O(log n): the indentation of each line as `splitlines` cuts them (blank lines: none) and a
+    table of minima over runs of 1, 2, 4, ... lines (scanning the lines between a statement and
+    where it goes, for each fix, made a file of many far-moving fixes quadratic)."""
+
+    def __init__(self, source: bytes) -> None:
+        self.starts: list[int] = []
+        indents: list[float] = []
+        at = 0
+        for line in source.splitlines(keepends=True):
+            self.starts.append(at)
+            at += len(line)
+            indents.append(len(line) - len(line.lstrip(b" \t")) if line.strip() else _NO_CODE)
+        self.minima = [indents]
+        width = 1
+        while 2 * width <= len(indents):
+            previous = self.minima[-1]
+            self.minima.append(list(map(min, previous[:len(previous) - width], previous[width:])))
+            width *= 2
+
+    def least(self, start: int, end: int) -> float:
+        """The least indentation of the code lines that start in [start, end)."""
+        lo = bisect.bisect_left(self.starts, start)
+        hi = bisect.bisect_left(self.starts, end)
+        if lo >= hi:
+            return _NO_CODE
+        level = (hi - lo).bit_length() - 1
+        row = self.minima[level]
+        return min(row[lo], row[hi - (1 << level)])
+
+
+_NO_CODE = float("inf")  # the indentation of a blank line: it constrains nothing
+_indent_index: _IndentIndex | None = None
+_indent_source: bytes | None = None
+
+
+def _least_indent(source: bytes, start: int, end: int) -> float:
+    """The least indentation of the lines of `source[start:end]` (`start` a line start, `end` just
+    after a line break) that hold more than blanks."""
+    global _indent_index, _indent_source
+    if _indent_source is not source:
+        _indent_index, _indent_source = _IndentIndex(source), source
+    return _indent_index.least(start, end)
+
+
 _SWAP_BRACES = bytes.maketrans(b"{}", b"}{")
 _brace_indexes: tuple[bytes, list] | None = None  # the source last asked about: [forward, backward]
 
@@ -231,9 +277,8 @@ def same_block(source: bytes, earlier: int, later: int, python: bool, inward: st
     if python:
         base = len(indentation(source, earlier))
         target = len(indentation(source, later))
-        for line in source[line_after(source, earlier):line_start(source, later)].splitlines():
-            if line.strip() and len(line) - len(line.lstrip(b" \t")) < min(base, target):
-                return False
+        if _least_indent(source, line_after(source, earlier), line_start(source, later)) < min(base, target):
+            return False
         if inward == "later":
             return target >= base
         if inward == "earlier":
