@@ -224,6 +224,8 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
     for f in fixed:
         if f.problem:
             click.echo(f"gpulint: {f.display}: {f.problem}", err=True)
+        for line in f.withheld:
+            click.echo(f"gpulint: warning: {f.display}: {line}", err=True)
     if show_diff:
         for f in changed:
             before = f.before.decode("utf-8").splitlines(keepends=True)

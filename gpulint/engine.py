@@ -527,6 +527,8 @@ class FixedFile:
     applied: int  # fixes applied
     remaining: list[Finding]
     problem: str | None = None  # why the file was left untouched
+    # Fixes withheld because the file would no longer parse with them (a builder's bug): warnings.
+    withheld: list[str] = field(default_factory=list)
 
 
 def still_parses(path: Path, data: bytes) -> bool:
@@ -558,33 +560,51 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     current = data
     seen = {current}
     applied = 0
+    broken: set[tuple[str, int, str]] = set()  # fixes that would make the file unparsable
+    withheld: list[str] = []
+
+    def text_of(fixes) -> bytes:
+        return apply(current, [_in_line_ending(edit, ending) for fix in fixes for edit in fix.edits
+                               if edit.path == display])
+
     analysis = analyse_source(path, display, current, settings, codes)
     for round_ in range(max_rounds + 1):
         if analysis.errors:  # fixes drawn from a broken analysis are not to be trusted
             return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
-        fixes = choose(analysis.findings, unsafe)
+        candidates = [f for f in analysis.findings if (f.code, f.location.row, f.message) not in broken]
+        fixes = choose(candidates, unsafe)
         if not fixes:
             break
-        edits = [_in_line_ending(edit, ending) for fix in fixes for edit in fix.edits if edit.path == display]
-        candidate = apply(current, edits)
+        candidate = text_of(fixes)
+        while original_parses and candidate != current and not still_parses(path, candidate):
+            # A builder made something that does not parse.  A fix that breaks the file alone is
+            # withheld (said as a warning); fixes that break it only together go one per round.
+            owners = {id(f.fix): f for f in candidates if f.fix is not None}
+            bad = [fix for fix in fixes if not still_parses(path, text_of([fix]))]
+            for fix in bad:
+                finding = owners[id(fix)]
+                broken.add((finding.code, finding.location.row, finding.message))
+                withheld.append(f"{finding.code} at line {finding.location.row}: its fix would leave the file "
+                                f"unparsable (a gpulint bug); not applied")
+            fixes = [fix for fix in fixes if fix not in bad] if bad else fixes[:1]
+            candidate = text_of(fixes)
         if candidate == current:
-            break
+            if fixes:
+                break
+            continue
         if round_ == max_rounds or candidate in seen:
             why = "fixes undo each other" if candidate in seen else f"fixes did not settle after {max_rounds} rounds"
             return FixedFile(path, display, data, data, 0, analysis.findings,
                              problem=f"{why} (a gpulint bug); left untouched")
         seen.add(candidate)
-        if original_parses and not still_parses(path, candidate):
-            return FixedFile(path, display, data, data, 0, analysis.findings,
-                             problem="the fixed file would no longer parse; left untouched")
         current = candidate
         applied += len(fixes)
         analysis = analyse_source(path, display, current, settings, codes)
     if analysis.errors:
         return FixedFile(path, display, data, data, 0, analysis.findings,
                          problem=f"{analysis.errors[0].split(': ', 1)[-1]}; left untouched")
-    return FixedFile(path, display, data, current, applied, analysis.findings)
+    return FixedFile(path, display, data, current, applied, analysis.findings, withheld=withheld)
 
 
 def _in_line_ending(edit, ending: str):
