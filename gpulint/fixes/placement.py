@@ -397,14 +397,19 @@ def word_occurrences(source: bytes, name: str, start: int, end: int) -> list[int
     key = name.encode("utf-8", "replace")
     if not _WORD.fullmatch(key) or (0 < end < len(source) and _WORD_CUT.match(source, end - 1)):
         return None
+    starts = _word_index_of(source).get(key, [])
+    return starts[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end - len(key))]
+
+
+def _word_index_of(source: bytes) -> dict[bytes, list[int]]:
+    """Where each word of `source` starts, in order (built once per source)."""
     global _word_index
     if _word_index is None or _word_index[0] is not source:
         words: dict[bytes, list[int]] = {}
         for m in _WORD.finditer(source):
             words.setdefault(m.group(), []).append(m.start())
         _word_index = (source, words)
-    starts = _word_index[1].get(key, [])
-    return starts[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end - len(key))]
+    return _word_index[1]
 
 
 def names_in(text: str) -> set[str]:
@@ -421,7 +426,82 @@ def defined_before(source: bytes, timeline: Timeline, name: str, pos: int) -> bo
         found = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b").search(source, start, pos) is not None
     if found:
         return True
-    head = source[:start]
-    return bool(re.search(rb"^\s*#\s*define\s+" + re.escape(name.encode()) + rb"\b", head, re.M)
-                or re.search(rb"^(?:[\w:<>*&\s]+\s)?" + re.escape(name.encode()) + rb"\s*(?:=|\[|;)", head, re.M)
-                or re.search(rb"^(?:from\s+\S+\s+)?import\s+.*\b" + re.escape(name.encode()) + rb"\b", head, re.M))
+    key = name.encode("utf-8", "replace")
+    if not _WORD.fullmatch(key) or (0 < start < len(source) and _WORD_CUT.match(source, start - 1)):
+        head = source[:start]  # not one word, or the scope starts inside one: search as written
+        return any(pattern.search(head) for pattern in _definition_patterns(name.encode()))
+    return _definitions(source).before(key, start)
+
+
+def _definition_patterns(key: bytes) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """A macro, a declaration or assignment at the start of a line, an import: what defines `key`
+    in the text before a scope."""
+    name = re.escape(key)
+    return (re.compile(rb"^\s*#\s*define\s+" + name + rb"\b", re.M),
+            re.compile(rb"^(?:[\w:<>*&\s]+\s)?" + name + rb"\s*(?:=|\[|;)", re.M),
+            re.compile(rb"^(?:from\s+\S+\s+)?import\s+.*\b" + name + rb"\b", re.M))
+
+
+class _Definitions:
+    """Where each word is first defined in a source, for `defined_before`: it searched the whole
+    text before the scope for every name of every fix, quadratic in a file of many functions.
+    `before(key, start)` says what searching `source[:start]` with `_definition_patterns(key)`
+    says, for a word `key` and a `start` that does not cut a word:
+
+    * a macro: every match of the pattern is a `#define` line whose name is `key`; all of them
+      are found in one pass (a match never starts inside another);
+    * a declaration: a match ends at the first `=`, `[` or `;` after `key`, and starts at a line
+      start in the run of word, space and `:<>*&` characters before `key`, so trying the nearest
+      such line start before each occurrence of `key` finds every match (once per word);
+    * an import: a match starts at a line that starts with `from` or `import`: those lines are
+      few, and each is tried with the pattern itself, cut at `start`.
+    Nothing after a match's end decides it, so a match in the whole text ending by `start` is a
+    match in the text before `start`, and the reverse."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.macros: dict[bytes, int] = {}
+        for m in re.finditer(rb"^\s*#\s*define\s+(\w+)\b", source, re.M):
+            self.macros.setdefault(m.group(1), m.end())
+        # An import's match starts where a line starts with `from` or `import` (the pattern has no
+        # leading blanks); those are tried one by one.
+        self.import_lines = [m.start() for m in re.finditer(rb"^(?:from|import)", source, re.M)]
+        self.declarations: dict[bytes, float] = {}
+
+    def before(self, key: bytes, start: int) -> bool:
+        if self.macros.get(key, start + 1) <= start:
+            return True
+        if self._declared(key) <= start:
+            return True
+        if not self.import_lines or self.import_lines[0] >= start:
+            return False
+        imported = _definition_patterns(key)[2]
+        return any(imported.match(self.source, at, start) for at in self.import_lines if at < start)
+
+    def _declared(self, key: bytes) -> float:
+        """The end of the first declaration or assignment of `key` at the start of a line."""
+        found = self.declarations.get(key)
+        if found is None:
+            source = self.source
+            declared = _definition_patterns(key)[1]
+            found = float("inf")
+            for at in _word_index_of(source).get(key, ()):
+                tries = [at] if at == 0 or source[at - 1:at] == b"\n" else []
+                if at >= 2:
+                    tries.append(source.rfind(b"\n", 0, at - 2) + 1)  # the nearest line start leaving room for a prefix
+                for line_start in tries:
+                    m = declared.match(source, line_start)
+                    if m is not None:
+                        found = min(found, m.end())
+            self.declarations[key] = found
+        return found
+
+
+_definitions_cache: _Definitions | None = None
+
+
+def _definitions(source: bytes) -> _Definitions:
+    global _definitions_cache
+    if _definitions_cache is None or _definitions_cache.source is not source:
+        _definitions_cache = _Definitions(source)
+    return _definitions_cache
