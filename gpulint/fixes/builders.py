@@ -59,9 +59,7 @@ def empty_instead_of_filled(path: str, source: bytes | None, event: Event) -> Ed
 
 def remove_comment(path: str, source: bytes, row: int, column: int) -> Edit:
     """Remove a comment starting at (row, column), and its line when nothing else is on it."""
-    line_start = 0
-    for _ in range(row - 1):
-        line_start = source.index(b"\n", line_start) + 1
+    line_start = _nth_line_start(source, row)
     start = line_start + len(source[line_start:].decode("utf-8", "replace")[: column - 1].encode("utf-8"))
     line_end = source.find(b"\n", start)
     line_end = len(source) if line_end == -1 else line_end
@@ -73,6 +71,23 @@ def remove_comment(path: str, source: bytes, row: int, column: int) -> Edit:
         while s > line_start and source[s - 1:s] in (b" ", b"\t"):
             s -= 1
     return Edit(path, s, e, "")
+
+
+_newlines: tuple[bytes, list[int]] | None = None  # the source last asked about, and where its LFs are
+
+
+def _nth_line_start(source: bytes, row: int) -> int:
+    """Where line `row` (1-based, lines ending at LF) starts: from the positions of the source's
+    LFs, found once (counting them for each comment made removing many comments quadratic)."""
+    global _newlines
+    if row <= 1:
+        return 0
+    if _newlines is None or _newlines[0] is not source:
+        _newlines = (source, [m.start() for m in re.finditer(rb"\n", source)])
+    positions = _newlines[1]
+    if row - 2 >= len(positions):
+        raise ValueError(f"line {row} is past the end of the source")
+    return positions[row - 2] + 1
 
 
 def statement_lines(path: str, source: bytes, event: Event) -> tuple[int, int] | None:
