@@ -37,3 +37,17 @@ def line_ending(data: bytes) -> bytes:
     lf = data.count(b"\n") - crlf
     best = max((lf, b"\n"), (crlf, b"\r\n"), (cr, b"\r"), key=lambda pair: pair[0])
     return best[1] if best[0] else b"\n"
+
+
+def char_column(source: bytes, offset: int, byte_column: int) -> int:
+    """The 1-based character (code point) column of byte `offset`, whose 1-based byte column is
+    `byte_column`: what Ruff, editors and people count (parsers count bytes)."""
+    line_start = offset - (byte_column - 1)
+    return len(source[line_start:offset].decode("utf-8", "replace")) + 1
+
+
+def utf16_column(line: str, column: int) -> int:
+    """The 1-based UTF-16 code-unit column of 1-based character `column` of `line` (SARIF's
+    `utf16CodeUnits`, what GitHub uses): characters outside the BMP count twice."""
+    prefix = line[:column - 1]
+    return column + sum(1 for ch in prefix if ord(ch) > 0xFFFF)

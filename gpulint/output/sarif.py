@@ -2,7 +2,8 @@
 
 sarif-om has no serialiser: objects are dumped by their attrs fields' `schema_property_name`
 metadata, leaving out None and default values. Locations are repo-relative URIs under
-`%SRCROOT%` (columns and lines 1-based), each result carries `partialFingerprints.
+`%SRCROOT%` (lines 1-based; columns 1-based UTF-16 code units, `columnKind: utf16CodeUnits`, as GitHub
+counts them), each result carries `partialFingerprints.
 primaryLocationLineHash` (GitHub's upload API does not compute it), and suppressed findings are
 simply not in the list (GitHub ignores `suppressions`).
 """
@@ -20,6 +21,7 @@ import sarif_om as om
 from gpulint import __version__
 from gpulint.findings import Finding, Fix, Location
 from gpulint.rules import RULES
+from gpulint.sourcetext import split_lines, utf16_column
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/gpulint/gpulint"
@@ -100,24 +102,33 @@ class _Locator:
         except ValueError:
             return absolute.as_uri(), None
 
+    def source_lines(self, path: str) -> list[str]:
+        if path not in self.lines:
+            try:
+                self.lines[path] = split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                self.lines[path] = []
+        return self.lines[path]
+
+    def utf16(self, path: str, row: int, column: int) -> int:
+        """A character column as GitHub counts it (UTF-16 code units, the run's `columnKind`);
+        the character column itself when the line cannot be read."""
+        lines = self.source_lines(path)
+        return utf16_column(lines[row - 1], column) if 0 < row <= len(lines) else column
+
     def physical(self, loc: Location) -> om.PhysicalLocation:
         uri, base = self.uri(loc.path)
         end_row, end_column = loc.end
-        region = om.Region(start_line=loc.row, start_column=loc.column)
+        region = om.Region(start_line=loc.row, start_column=self.utf16(loc.path, loc.row, loc.column))
         if (end_row, end_column) != (loc.row, loc.column):
             region.end_line = end_row
-            region.end_column = max(end_column, 1)
+            region.end_column = max(self.utf16(loc.path, end_row, end_column), 1)
         return om.PhysicalLocation(artifact_location=om.ArtifactLocation(uri=uri, uri_base_id=base), region=region)
 
     def line_hash(self, loc: Location) -> str:
         """A hash of the flagged line's text (whitespace-insensitive) and which occurrence it is,
         so a finding keeps its identity when unrelated lines move."""
-        if loc.path not in self.lines:
-            try:
-                self.lines[loc.path] = Path(loc.path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self.lines[loc.path] = []
-        lines = self.lines[loc.path]
+        lines = self.source_lines(loc.path)
         text = "".join(lines[loc.row - 1].split()) if 0 < loc.row <= len(lines) else ""
         occurrence = sum(1 for line in lines[: loc.row - 1] if "".join(line.split()) == text)
         return f"{hashlib.sha256(text.encode()).hexdigest()[:16]}:{occurrence + 1}"
@@ -180,7 +191,7 @@ def build(findings: list[Finding], rules: list[str], root: Path) -> om.SarifLog:
         results=results,
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=locator.root.as_uri() + "/")},
         automation_details=om.RunAutomationDetails(id="gpulint/"),
-        column_kind="unicodeCodePoints",
+        column_kind="utf16CodeUnits",  # what GitHub code scanning counts
     )
     return om.SarifLog(runs=[run], version="2.1.0", schema_uri=SCHEMA_URI)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from gpulint.findings import Location
 from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.sourcetext import char_column
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
 from gpulint.static.kernels import KernelSummary, pointer_root, summarize
@@ -302,6 +303,7 @@ class _FunctionLowering:
         self.function = function
         self.path = ctx.tu.path
         self.source = ctx.tu.source
+        self.ascii = self.source.isascii()  # columns need converting only when it is not
         self.folder = Folder(ctx.folder.macros, ctx.folder.constants)
         self.builder = TimelineBuilder(function.qualname or function.name)
         self.timeline = self.builder.timeline
@@ -398,7 +400,10 @@ class _FunctionLowering:
             self.assignments[expr.id] = self.assignments.get(expr.id, 0) + 1
 
     def location(self, span: s.Span) -> Location:
-        return Location(self.path, span.row, span.column, span.end_row, span.end_column)
+        if self.ascii:  # byte columns are character columns
+            return Location(self.path, span.row, span.column, span.end_row, span.end_column)
+        return Location(self.path, span.row, char_column(self.source, span.start, span.column), span.end_row,
+                        char_column(self.source, span.end, span.end_column))
 
     def text(self, span: s.Span) -> str:
         return self.source[span.start:span.end].decode("utf-8", "replace")

@@ -17,6 +17,7 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint.findings import Location
 from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.sourcetext import char_column
 
 TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
                    "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
@@ -128,6 +129,7 @@ class _Module:
     def __init__(self, path: str, source: bytes, root: Node) -> None:
         self.path = path
         self.source = source
+        self.ascii = source.isascii()  # columns need converting only when it is not
         self.root = root
         self.aliases: dict[str, str] = {}
         self.constants: dict[str, int] = {}
@@ -141,7 +143,10 @@ class _Module:
 
     def location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
-        return Location(self.path, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+        if self.ascii:  # byte columns are character columns
+            return Location(self.path, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+        return Location(self.path, r0 + 1, char_column(self.source, node.start_byte, c0 + 1), r1 + 1,
+                        char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
         self.collect_imports(self.root)
