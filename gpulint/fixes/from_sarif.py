@@ -20,13 +20,21 @@ class FromSarifError(Exception):
 def load_edits(sarif_path: Path, root: Path, unsafe: bool = False) -> dict[Path, list[list[Edit]]]:
     """The recorded fixes by file (each fix a list of edits), after every safety check: safe
     ones (and unsafe ones with `unsafe`); display-only and unmarked fixes never."""
+    if not sarif_path.is_file():  # a FIFO would block forever; a directory is no SARIF
+        raise FromSarifError(f"{sarif_path}: cannot read SARIF: "
+                             f"{'not a regular file' if sarif_path.exists() else 'no such file'}")
     try:
         log = json.loads(sarif_path.read_text(encoding="utf-8"))
+    except RecursionError as exc:
+        raise FromSarifError(f"{sarif_path}: cannot read SARIF: nested too deeply") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise FromSarifError(f"{sarif_path}: cannot read SARIF: {exc}") from exc
+    _check(log, _LOG, "", sarif_path)
+    if log.get("version") != "2.1.0":
+        raise FromSarifError(f"{sarif_path}: not SARIF 2.1.0 (version {log.get('version')!r})")
     root = root.resolve()
     fixes: dict[Path, list[list[Edit]]] = {}
-    for run in log.get("runs", []) if isinstance(log, dict) else []:
+    for run in log["runs"]:
         for result in run.get("results", []):
             for fix in result.get("fixes", []):
                 applicability = (fix.get("properties") or {}).get("applicability")
@@ -41,6 +49,47 @@ def load_edits(sarif_path: Path, root: Path, unsafe: bool = False) -> dict[Path,
                 for path, edits in per_file.items():
                     fixes.setdefault(path, []).append(edits)
     return fixes
+
+
+# The part of SARIF 2.1.0 this reads: ({field: shape}, required fields) for an object, [shape] for
+# an array, a type or a named check for a scalar.  Everything else in the document is ignored.
+_REGION = ({"byteOffset": "index", "byteLength": "index", "snippet": ({"text": str}, ())}, ("byteOffset", "byteLength"))
+_REPLACEMENT = ({"deletedRegion": _REGION, "insertedContent": ({"text": str}, ())}, ("deletedRegion",))
+_CHANGE = ({"artifactLocation": ({"uri": "uri", "uriBaseId": str}, ("uri",)), "replacements": [_REPLACEMENT]},
+           ("artifactLocation", "replacements"))
+_FIX = ({"properties": ({"applicability": str}, ()), "artifactChanges": [_CHANGE]}, ())
+_LOG = ({"version": str, "runs": [({"results": [({"fixes": [_FIX]}, ())]}, ())]}, ("version", "runs"))
+
+
+def _check(value, shape, where: str, sarif_path: Path) -> None:
+    """Raise FromSarifError naming the JSON path of the first value not of its shape."""
+    def wrong(expected: str) -> FromSarifError:
+        return FromSarifError(f"{sarif_path}: not valid SARIF 2.1.0: {where or 'the document'} should be {expected}, "
+                              f"not {json.dumps(value)[:60]}")
+
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            raise wrong("an array")
+        for i, item in enumerate(value):
+            _check(item, shape[0], f"{where}[{i}]", sarif_path)
+    elif isinstance(shape, tuple):
+        fields, required = shape
+        if not isinstance(value, dict):
+            raise wrong("an object")
+        for name in required:
+            if name not in value:
+                raise FromSarifError(f"{sarif_path}: not valid SARIF 2.1.0: {where or 'the document'} has no `{name}`")
+        for name, inner in fields.items():
+            if name in value:
+                _check(value[name], inner, f"{where}.{name}" if where else name, sarif_path)
+    elif shape == "index":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise wrong("a non-negative integer")
+    elif shape == "uri":
+        if not isinstance(value, str) or any(ord(ch) < 0x20 or ch == "\x7f" for ch in value):
+            raise wrong("a URI string without control characters")
+    elif not isinstance(value, shape):
+        raise wrong("a string")
 
 
 def _inside(location: dict, root: Path) -> Path:
