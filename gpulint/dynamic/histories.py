@@ -208,14 +208,15 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     end_location = timeline.events[-1].location if timeline.events else Location(fallback, 1, 1)
     timeline.events.append(Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end"))
     timeline.end, timeline.end_t = end_location, end_t + 1
+    unreadable: set[int] = set()  # objects whose bitmaps the sidecar does not have
     for raw in later:
         ev = raw["ev"]
         if ev == "bitmap":
-            _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity)
+            _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity, unreadable)
         elif ev == "counts":
             history = by_obj.get(raw.get("obj"))
             counts = trace.counts(raw.get("key", ""))
-            if history is not None and counts is not None:
+            if history is not None and counts is not None and raw["obj"] not in unreadable:
                 info = access.setdefault(raw["obj"], AccessInfo(granularity, history.bytes or 0))
                 info.counts = counts if info.counts is None else info.counts + counts
                 info.count_granularity = int(raw.get("granularity") or 4)
@@ -252,7 +253,7 @@ def _kind(raw: dict[str, Any]) -> str:
 
 
 def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHistory], access: dict[int, AccessInfo],
-                launches_by_t: dict[int, Event], granularity: int) -> None:
+                launches_by_t: dict[int, Event], granularity: int, unreadable: set[int]) -> None:
     history = by_obj.get(raw.get("obj"))
     launch = launches_by_t.get(raw.get("launch_t"))
     if history is None or launch is None:
@@ -260,5 +261,11 @@ def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHisto
     key = raw.get("key", "")
     read = trace.bitmap(key, "r") if raw.get("read") else None
     write = trace.bitmap(key, "w") if raw.get("write") else None
+    if raw["obj"] in unreadable or (raw.get("read") and read is None) or (raw.get("write") and write is None):
+        # A bitmap the event promises is not in the sidecar (cut short, corrupt): what this object's
+        # launches touched is unknown, which is not "nothing" (GL008 would say 0% accessed).
+        unreadable.add(raw["obj"])
+        access.pop(raw["obj"], None)
+        return
     info = access.setdefault(raw["obj"], AccessInfo(int(raw.get("granularity") or granularity), history.bytes or 0))
     info.per_launch.append((launch, read, write))

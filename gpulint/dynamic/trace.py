@@ -144,31 +144,54 @@ class Trace:
         return int(self.meta.get("granularity") or 32)
 
     def arrays(self):
-        """The sidecar's arrays (loaded once), or None when there is no sidecar."""
+        """The sidecar's arrays (loaded once), or None when there is none or it cannot be read (a
+        truncated or corrupt sidecar costs the bitmap rules, with a warning, not the analysis)."""
         if self._sidecar is None:
             name = self.meta.get("bitmaps")
             path = self.path.parent / name if name else sidecar_path(self.path)
             if not path.is_file():
                 return None
             try:
-                self._sidecar = np.load(path)
-            except (OSError, ValueError) as exc:
-                raise TraceError(f"{path}: cannot read the bitmap sidecar: {exc}") from exc
-        return self._sidecar
+                self._sidecar = np.load(path, allow_pickle=False)
+            except Exception as exc:  # zipfile.BadZipFile, OSError, ValueError, EOFError
+                self._sidecar_broken(path, exc)
+        return self._sidecar or None
 
-    def bitmap(self, key: str, kind: str) -> np.ndarray | None:
-        """The unpacked read (`kind="r"`) or write (`"w"`) bitmap stored under `key`."""
-        arrays = self.arrays()
-        if arrays is None or f"{key}_{kind}" not in arrays.files:
-            return None
-        n = int(arrays[f"{key}_{kind}_n"][0])
-        return np.unpackbits(arrays[f"{key}_{kind}"], count=n).astype(bool)
+    def _sidecar_broken(self, path: Path, exc: BaseException) -> None:
+        self.warnings.append(f"{path}: cannot read the bitmap sidecar ({type(exc).__name__}: {exc}); "
+                             f"the rules that need bitmaps and counts (GL008 from a run, GL009, GL010) are skipped")
+        self._sidecar = False
 
-    def counts(self, key: str) -> np.ndarray | None:
+    def _array(self, key: str) -> np.ndarray | None:
         arrays = self.arrays()
         if arrays is None or key not in arrays.files:
             return None
-        return arrays[key]
+        try:
+            return arrays[key]
+        except Exception as exc:  # a member cut short: zlib.error, ValueError, EOFError
+            self._sidecar_broken(self.path, exc)
+            return None
+
+    def bitmap(self, key: str, kind: str) -> np.ndarray | None:
+        """The unpacked read (`kind="r"`) or write (`"w"`) bitmap stored under `key`."""
+        packed, count = self._array(f"{key}_{kind}"), self._array(f"{key}_{kind}_n")
+        if packed is None or count is None:
+            return None
+        try:
+            n = int(count.reshape(-1)[0])
+            if packed.dtype != np.uint8 or not 0 <= n <= packed.size * 8:
+                raise ValueError(f"{n} bits in {packed.size} {packed.dtype} elements")
+            return np.unpackbits(packed.reshape(-1), count=n).astype(bool)
+        except (ValueError, IndexError, TypeError) as exc:
+            self._sidecar_broken(self.path, exc)
+            return None
+
+    def counts(self, key: str) -> np.ndarray | None:
+        counts = self._array(key)
+        if counts is not None and (counts.ndim != 1 or counts.dtype.kind not in "ui"):
+            self._sidecar_broken(self.path, ValueError(f"`{key}` is not a vector of counts"))
+            return None
+        return counts
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -232,11 +255,152 @@ def open_trace(path: str | Path) -> tuple[Trace, Iterator[dict[str, Any]]]:
     return trace, _events(path, lines, trace.warnings)
 
 
+# ------------------------------------------------------------------------- validation
+#
+# What each field of an event must hold.  An event with a field of the wrong type or range is
+# skipped (one warning per kind of problem, with the first line and a count): one bad event must
+# not cost the rest of a long run, and no analysis may meet a list where it expects an id.
+
+_U64 = 1 << 64
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _id(value: Any) -> str | None:
+    return None if _is_int(value) and -_U64 < value < _U64 else "an integer id"
+
+
+def _optional_id(value: Any) -> str | None:
+    return None if value is None else _id(value)
+
+
+def _bytes(value: Any) -> str | None:
+    return None if _is_int(value) and 0 <= value < _U64 else "a byte count (an integer from 0 to 2**64)"
+
+
+def _time(value: Any) -> str | None:
+    return None if _is_int(value) and 0 <= value < _U64 else "a non-negative integer"
+
+
+def _optional_time(value: Any) -> str | None:
+    return None if value is None else _time(value)
+
+
+def _ids(value: Any) -> str | None:
+    return None if isinstance(value, list) and all(_id(v) is None for v in value) else "a list of integer ids"
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) else "a string"
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None or isinstance(value, str) else "a string"
+
+
+def _flag(value: Any) -> str | None:
+    return None if isinstance(value, bool) or value is None else "true or false"
+
+
+def _stream(value: Any) -> str | None:
+    return None if value is None or (_is_int(value) and -_U64 < value < _U64) or isinstance(value, str) \
+        else "a stream id"
+
+
+def _granularity(value: Any) -> str | None:
+    ok = _is_int(value) and 0 < value < _U64 and value & (value - 1) == 0
+    return None if ok else "a positive power of two"
+
+
+def _frame_line(value: Any) -> bool:
+    # Python frames carry a line number; native ones a hexadecimal offset ("0x1a2b") to resolve.
+    if _is_int(value):
+        return 0 <= value < _U64
+    return isinstance(value, str) and len(value) > 2 and value[:2] == "0x" and all(
+        c in "0123456789abcdefABCDEF" for c in value[2:])
+
+
+def _site(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(
+        isinstance(frame, list) and 2 <= len(frame) <= 3 and isinstance(frame[0], str) and _frame_line(frame[1])
+        and (len(frame) < 3 or frame[2] is None or isinstance(frame[2], str)) for frame in value)
+    return None if ok else "a list of [file, line or 0xoffset, function] frames"
+
+
+# ev -> {field: check}; fields listed in _REQUIRED must be present.  Unknown events and fields are
+# ignored (a newer minor version may add them).
+_COMMON = {"t": _time, "stream": _stream, "site": _site, "api": _text}
+_FIELDS: dict[str, dict[str, Any]] = {
+    "alloc": {**_COMMON, "obj": _id, "addr": _bytes, "size": _bytes, "name": _optional_text, "pinned": _flag,
+              "uses_unknown": _flag, "segment": _optional_text, "device": _optional_text, "framework": _optional_text},
+    "free": {**_COMMON, "obj": _id},
+    "memcpy": {**_COMMON, "dst": _optional_id, "src": _optional_id, "size": _bytes, "kind": _text,
+               "dst_offset": _bytes, "src_offset": _bytes},
+    "memset": {**_COMMON, "obj": _id, "size": _bytes, "offset": _bytes},
+    "launch": {**_COMMON, "kernel": _text, "reads": _ids, "writes": _ids, "args_only": _flag, "params_unread": _flag},
+    "sync": {**_COMMON, "scope": _text},
+    "event_record": {**_COMMON},
+    "event_wait": {**_COMMON},
+    "bitmap": {"obj": _id, "launch_t": _time, "key": _text, "granularity": _granularity, "read": _flag,
+               "write": _flag},
+    "counts": {"obj": _id, "launch_t": _optional_time, "key": _text, "granularity": _granularity},
+    "pool": {"t": _time, "pool": _text, "reserved": _bytes, "allocated": _bytes, "allocated_peak": _bytes},
+    "flush": {**_COMMON, "pool": _optional_text},
+    "note": {"text": _text},
+    "device": {"t": _time, "device": _optional_text},
+    "end": {"t": _time},
+}
+_FIELDS["graph_launch"] = _FIELDS["launch"]
+_REQUIRED = {"alloc": ("t", "obj", "size"), "free": ("t", "obj"), "memcpy": ("t", "size"), "memset": ("t", "obj"),
+             "launch": ("t",), "graph_launch": ("t",), "sync": ("t",), "event_record": ("t",),
+             "event_wait": ("t",), "bitmap": ("obj", "launch_t", "key"), "counts": ("obj", "key"),
+             "pool": ("t", "reserved", "allocated"), "flush": ("t",)}
+
+
+def event_problem(event: dict[str, Any]) -> str | None:
+    """What is wrong with an event (`ev` known), or None when every field it has is well formed."""
+    kind = event.get("ev")
+    if not isinstance(kind, str):
+        return "`ev` should be a string"
+    checks = _FIELDS.get(kind)
+    if checks is None:
+        return None
+    for name in _REQUIRED.get(kind, ()):
+        if name not in event:
+            return f"a {kind} event needs `{name}`"
+    for name, value in event.items():
+        check = checks.get(name)
+        expected = check(value) if check is not None else None
+        if expected is not None:
+            return f"`{name}` of a {kind} event should be {expected}, not {json.dumps(value)[:40]}"
+    return None
+
+
+class _Skipped:
+    """Malformed events skipped, one warning per kind of problem (its first line and a count)."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}
+        self.count: dict[str, int] = {}
+
+    def add(self, problem: str, line: int) -> None:
+        self.first.setdefault(problem, line)
+        self.count[problem] = self.count.get(problem, 0) + 1
+
+    def warnings(self, path: Path) -> list[str]:
+        return [f"{path}:{self.first[p]}: {p}; {n} such event{'s' if n != 1 else ''} skipped"
+                for p, n in self.count.items()]
+
+
 def _events(path: Path, lines, warnings: list[str]) -> Iterator[dict[str, Any]]:
     loads = json.loads
     pending_error: str | None = None
     last_complete = True
     number = 0
+    skipped = _Skipped()
+    kept = 0
     try:
         for number, line in lines:
             if pending_error is not None:
@@ -245,20 +409,29 @@ def _events(path: Path, lines, warnings: list[str]) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 event = loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 # Only the last line may be cut short; decide when we know whether more follow.
                 pending_error = f"{path}:{number}: not a JSON event: {line[:80]!r}"
                 last_complete = line.endswith(b"\n")
                 continue
             if not isinstance(event, dict) or "ev" not in event:
                 raise TraceError(f"{path}:{number}: not an event (no \"ev\" field)")
+            problem = event_problem(event)
+            if problem is not None:
+                skipped.add(problem, number)
+                continue
+            kept += 1
             yield event
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    finally:
+        warnings.extend(skipped.warnings(path))
     if pending_error is not None:
         if last_complete:
             raise TraceError(pending_error)
         warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
+    if skipped.count and not kept:
+        raise TraceError(f"{path}: no well-formed event: {'; '.join(skipped.warnings(path))}")
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -283,8 +456,24 @@ def header_event(trace: Trace, event: dict[str, Any]) -> bool:
     return event.get("ev") == "end"
 
 
+def _strings(value: Any) -> str | None:
+    return None if isinstance(value, list) and all(isinstance(v, str) for v in value) else "a list of strings"
+
+
+# A bad meta field is an error, not a skip: every event is read in its light.
+_META = {"argv": _strings, "collector": _text, "device": _optional_text, "bitmaps": _optional_text,
+         "granularity": lambda v: None if v is None else _granularity(v), "pid": _optional_time,
+         "rank": _optional_time}
+
+
 def _check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    for name, check in _META.items():
+        expected = check(meta[name]) if name in meta else None
+        if expected is not None:
+            raise TraceError(f"{path}:1: `{name}` of meta should be {expected}, not {json.dumps(meta[name])[:40]}")
     version = meta.get("version")
+    if isinstance(version, bool) or not isinstance(version, (int, str)):
+        raise TraceError(f"{path}:1: `version` of meta should be a number, not {json.dumps(version)[:40]}")
     try:
         major = int(str(version).split(".", 1)[0])
     except ValueError:
