@@ -73,8 +73,13 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 yield make("GL005", h.alloc.location, message, h, [])
             continue
         leaks: list[Event] = []
-        for exit_ in h.timeline.exits():
-            if exit_.t <= h.alloc.t or _exclusive(h.alloc, exit_):
+        # Exits after a free that runs whenever the allocation does are covered: only those
+        # between the allocation and that free are judged (all exits, for each allocation, was
+        # quadratic in a function that checks each of its allocations with a `return`).
+        always = set(h.alloc.guards)
+        covered_after = min((f.t for f in h.frees if guards_within(f.guards, always)), default=float("inf"))
+        for exit_ in h.timeline.exits_between(h.alloc.t, covered_after):
+            if _exclusive(h.alloc, exit_):
                 continue
             if {g.id for g in exit_.guards} & h.checked_by:
                 continue  # the allocation failed on this path: nothing to free
