@@ -1378,6 +1378,25 @@ def stress_cuda_function(allocations: int) -> str:
     return "\n".join(out)
 
 
+def stress_cuda_checked(allocations: int) -> str:
+    """One `main` with `allocations` buffers, each allocation checked with an early return (the
+    usual error handling, and thousands of exits): in turn used and freed; freed after another
+    launch (GL002); allocated before another launch (GL001)."""
+    out = ["#include <cuda_runtime.h>", "",
+           "__global__ void touch(float *p, int n) { if (n > 0) p[0] = 1.0f; }",
+           "__global__ void idle() {}", "",
+           "int main() {", "  int n = 1;"]
+    for i in range(allocations):
+        p = f"p{i}"
+        out += [f"  float *{p};", f"  if (cudaMalloc(&{p}, 4096) != cudaSuccess) return 1;"]
+        use = f"  touch<<<1, 1>>>({p}, n);"
+        out += [[use, f"  cudaFree({p});"],
+                [use, "  idle<<<1, 1>>>();", f"  cudaFree({p});"],
+                ["  idle<<<1, 1>>>();", use, f"  cudaFree({p});"]][i % 3]
+    out += ["  return 0;", "}", ""]
+    return "\n".join(out)
+
+
 def stress_cuda_functions(functions: int) -> str:
     """`functions` host functions of 11 lines (two buffers: `a` allocated early, used and freed
     late (GL001, GL002), `b` used only under a branch and never freed (GL004, GL005)), and a
@@ -1435,9 +1454,11 @@ def stress_python_functions(functions: int) -> str:
 
 
 def stress_inputs(allocations: int, functions: int) -> list[tuple[str, str, str]]:
-    """(file name, what it is, text) of the four stress inputs."""
+    """(file name, what it is, text) of the stress inputs."""
     return [
         ("one_function.cu", f"CUDA: one function, {allocations:,} allocations", stress_cuda_function(allocations)),
+        ("checked.cu", f"CUDA: one function, {allocations:,} allocations checked with `return`",
+         stress_cuda_checked(allocations)),
         ("many_functions.cu", f"CUDA: {functions:,} functions", stress_cuda_functions(functions)),
         ("one_function.py", f"Python: one function, {allocations:,} device tensors", stress_python_function(allocations)),
         ("many_functions.py", f"Python: {functions:,} functions", stress_python_functions(functions)),

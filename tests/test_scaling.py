@@ -55,6 +55,15 @@ def test_cuda_one_function(tmp_path):
     assert fixes == {"GL001": 33, "GL002": 33, "GL004": 67, "GL005": 33}
 
 
+def test_cuda_checked_allocations(tmp_path):
+    # 200 allocations each checked with `return 1`, three variants in turn: 67 plain, 67 late, 66 early.
+    # No GL005: each exit after an allocation is before its free only on its own failure path.
+    findings, fixes = _check(tmp_path, "checked.cu", bench.stress_cuda_checked(200))
+    assert findings == {"GL001": 66, "GL002": 67}
+    # GL001's move would take the `if (...) return 1;` along: withheld.
+    assert fixes == {"GL002": 67}
+
+
 def test_cuda_many_functions(tmp_path):
     # 40 functions: `a` allocated before a launch, used, freed after another (GL001, GL002); `b` used
     # only under a braceless `if`, after two launches, never freed (GL001, GL002, GL004, GL005).
