@@ -60,7 +60,7 @@ def test_cuda_checked_allocations(tmp_path):
     # No GL005: each exit after an allocation is before its free only on its own failure path.
     findings, fixes = _check(tmp_path, "checked.cu", bench.stress_cuda_checked(200))
     assert findings == {"GL001": 66, "GL002": 67}
-    # GL001's move would take the `if (...) return 1;` along: withheld.
+    # GL001's move is withheld: the allocation is the condition of an `if`, not a statement of its own.
     assert fixes == {"GL002": 67}
 
 
