@@ -367,6 +367,9 @@ class ObjectHistory:
     touches: list[Touch] = field(default_factory=list)
     frees: list[Event] = field(default_factory=list)
     escapes: list[Event] = field(default_factory=list)
+    # Statically: when the variable holding it was assigned something else (`p = nullptr;`), as the
+    # `t` of the last event before the assignment.  After that, the name no longer reaches it.
+    overwritten: list[int] = field(default_factory=list)
     size: Size | None = None
     # device | managed | async | pinned (CUDA); segment (a caching allocator's, seen by a run);
     # tensor (freed by reference counting) | raw

@@ -199,3 +199,34 @@ int main() {
     result = subprocess.run([sys.executable, "-m", "gpulint", "check", "--no-cache", "--isolated", "h.cu"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "Traceback" not in result.stderr and "error" not in result.stderr
+
+
+OVERWRITTEN = """\
+__global__ void k(float *a) { a[threadIdx.x] = 1.f; }
+int main() {
+  float *p;
+  cudaMalloc(&p, 128);
+  k<<<1, 32>>>(p);
+  p = nullptr;
+  return 0;
+}
+"""
+
+SHADOWED = """\
+__global__ void k(float *a) { a[threadIdx.x] = 1.f; }
+void run() {
+  float *p;
+  cudaMalloc(&p, 128);
+  k<<<1, 32>>>(p);
+  float *p;
+  cudaFree(p);
+}
+"""
+
+
+def test_gl005_never_frees_a_name_that_holds_something_else(tmp_path) -> None:
+    # Found by benchmarks/fuzz.py: the fix freed the new value before the exit, the leak stayed,
+    # and each round added another free until the loop gave up.
+    for name, text in (("o.cu", OVERWRITTEN), ("s.cu", SHADOWED)):
+        assert ("GL005", 4) in codes(tmp_path, name, text)
+        assert fixed(tmp_path, name, text, "--select", "GL005") == text

@@ -117,9 +117,11 @@ def _allocations_by_name(unit: Unit) -> dict[tuple[int, str], list[int]]:
 
 
 def _rebound(allocations: dict[tuple[int, str], list[int]], h: ObjectHistory, exit_: Event) -> bool:
-    """Whether `h`'s name is given another allocation of the same scope between `h`'s allocation
-    and `exit_` (`cudaMalloc(&p, n); ... cudaMalloc(&p, n); return;`)."""
+    """Whether `h`'s name holds something else by `exit_`: another allocation of the same scope
+    (`cudaMalloc(&p, n); ... cudaMalloc(&p, n); return;`) or another value (`p = nullptr;`)."""
     times = allocations.get((id(h.timeline), h.name), [])
+    if any(h.alloc.t <= t < exit_.t for t in h.overwritten):
+        return True  # `p = nullptr;` in between: a free there would free something else
     return bisect.bisect_left(times, exit_.t) - bisect.bisect_right(times, h.alloc.t) > 0
 
 

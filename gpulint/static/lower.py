@@ -509,6 +509,8 @@ class _FunctionLowering:
 
     def decl(self, decl: s.Decl) -> None:
         for var in decl.vars:
+            for oid in self.bindings.get(var.name, set()):  # a declaration shadowing the name
+                self.objects[oid].overwritten.append(self.builder.t)
             self.locals.add(var.name)
             self.assignments[var.name] = self.assignments.get(var.name, 0) + 1
             if var.init is None:
@@ -719,6 +721,8 @@ class _FunctionLowering:
         if path is not None:
             self.hold(path.split(".", 1)[0], self.aggregate_objects(node.value) | self.held_by([node.value]))
         if path is not None and "." not in path and path in self.locals and path not in self.reference_params:
+            for oid in self.bindings.get(path, set()) - oids:
+                self.objects[oid].overwritten.append(self.builder.t)
             self.derived_from.setdefault(path, set()).update(_names(node.value))
             if oids:
                 self.bindings[path] = oids
