@@ -69,3 +69,20 @@ def assert_rule_fixtures(language: str, code: str, suffix: str) -> None:
         assert code in {c for c, _ in expected_findings(p)}, f"{p.name} expects no {code}"
     for n in negatives:
         assert not expected_findings(n), f"{n.name} is a negative fixture but expects findings"
+
+
+def cli_in(cwd: Path, *args: str, stdin: str | None = None):
+    """`gpulint ARGS` run in this process from folder `cwd` (click's runner; exceptions propagate)."""
+    import os
+
+    from click.testing import CliRunner
+
+    from gpulint.cli import main
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+

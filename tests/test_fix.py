@@ -9,23 +9,15 @@ from pathlib import Path
 
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import FIXTURES, run_file
-from gpulint.cli import main
+from conftest import FIXTURES, cli_in, run_file
 from gpulint.findings import Applicability
 from gpulint.config import Settings
 from gpulint.engine import fix_file, write_atomically
 from gpulint.rules import RULES
 
 
-def cli(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+cli = cli_in
 
 
 DEAD = """\

@@ -4,23 +4,14 @@ Each test is a program on which an earlier gpulint wrote a fix that broke it, wi
 result gpulint gives now."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from gpulint.cli import main
+from conftest import cli_in
 
 
-def run(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+run = cli_in
 
 
 def fixed(tmp_path: Path, name: str, text: str, *options: str) -> str:

@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gpulint.cli import main
+from conftest import cli_in
 from test_fix import DEAD
 
-
-def invoke(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+invoke = cli_in
 
 
 @pytest.fixture

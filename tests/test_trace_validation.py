@@ -4,13 +4,10 @@ or a trace with no usable event is `gpulint: error: file:line: ...` and exit 2; 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from gpulint.cli import main
+from conftest import cli_in
 from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.trace import TraceError
@@ -51,13 +48,7 @@ def test_every_field_replaced_by_every_hostile_value_is_skipped_or_refused(tmp_p
     assert tried == sum(len(e) for e in base) * len(HOSTILE)
 
 
-def cli(tmp_path: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        return CliRunner().invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+cli = cli_in
 
 
 def mutate(line: int, field: str, value) -> list:

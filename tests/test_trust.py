@@ -14,10 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from gpulint import engine
-from gpulint.cli import main
+from conftest import cli_in
 from gpulint.rules import RULES
 from test_cli import LATE_FREE
 
@@ -32,13 +29,7 @@ int main() {
 """
 
 
-def invoke(cwd: Path, *args: str, stdin: str | None = None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
-    finally:
-        os.chdir(old)
+invoke = cli_in
 
 
 def codes_rows(result) -> list[tuple[str, str, int]]:
