@@ -641,10 +641,8 @@ class _Scope:
         # A name rebound in the loop and read by the loop carries its new object into the next
         # iteration (`m = m_next.cuda()` ... `m(inputs)`): that object is used again.
         carried: set[int] = set()
-        read = _names_read(self, node)
-        for name, oids in self.bindings.items():
-            if name in read:
-                carried |= {o for o in oids if loop_id in self.objects[o].alloc.loops}
+        for name in _names_read(self, node):  # the loop's names, not every binding: linear overall
+            carried |= {o for o in self.bindings.get(name, ()) if loop_id in self.objects[o].alloc.loops}
         if carried:
             self.use(carried, node, "next iteration")
         self.loop_stack.pop()
