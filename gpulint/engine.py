@@ -568,6 +568,8 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
                                if edit.path == display])
 
     analysis = analyse_source(path, display, current, settings, codes)
+    # Fixes that meet go one per round: a file may need as many rounds as it has fixes.
+    max_rounds = max(max_rounds, sum(1 for f in analysis.findings if f.fix is not None) + 10)
     for round_ in range(max_rounds + 1):
         if analysis.errors:  # fixes drawn from a broken analysis are not to be trusted
             return FixedFile(path, display, data, data, 0, analysis.findings,

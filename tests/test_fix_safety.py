@@ -221,3 +221,14 @@ def test_gl005_never_frees_a_name_that_holds_something_else(tmp_path) -> None:
     for name, text in (("o.cu", OVERWRITTEN), ("s.cu", SHADOWED)):
         assert ("GL005", 4) in codes(tmp_path, name, text)
         assert fixed(tmp_path, name, text, "--select", "GL005") == text
+
+
+def test_same_names_in_many_functions_are_fixed_together(tmp_path) -> None:
+    # Found by the perf helper: "the same object" was the variable name alone, so 40 functions
+    # each with `a` and `b` got two fixes per round and `fix` gave up after 100 rounds.
+    import runpy
+
+    generate = runpy.run_path(str(Path(__file__).resolve().parent.parent / "benchmarks" / "static_speed.py"))
+    text = generate["stress_cuda_functions"](40)
+    after = fixed(tmp_path, "m.cu", text)
+    assert after != text

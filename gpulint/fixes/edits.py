@@ -40,7 +40,7 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
     loser waits for the next round, where it is rebuilt from a fresh analysis."""
     chosen: list[Fix] = []
     reach: dict[str, int] = {}  # path -> the furthest byte a chosen fix edits
-    objects: set[tuple[str, str]] = set()
+    objects: set[tuple[str, str, int]] = set()
     candidates = [f for f in findings if allowed(f.fix, unsafe) and f.fix.edits]
     for finding in sorted(candidates, key=lambda f: (f.location.path, min(e.start for e in f.fix.edits))):
         fix = finding.fix
@@ -50,7 +50,9 @@ def choose(findings: list[Finding], unsafe: bool) -> list[Fix]:
         if len(paths) != 1:
             continue  # gpulint's fixes edit one file; anything else is not ours to combine
         path = next(iter(paths))
-        owner = (path, finding.obj) if finding.obj else None
+        # The object: its name where the finding points (its allocation, for the lifetime rules);
+        # a name alone would tie together every `d_a` of every function in the file.
+        owner = (path, finding.obj, finding.location.row) if finding.obj else None
         # Candidates come sorted by start, so an extent meets a chosen one iff it starts at or
         # before the furthest end chosen so far.
         if start <= reach.get(path, -1) or owner in objects:
