@@ -94,6 +94,8 @@ class _Locator:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.lines: dict[str, list[str]] = {}
+        self.occurrences: dict[str, list[int]] = {}  # per row: earlier rows with the same text
+        self.data: dict[str, bytes | None] = {}
 
     def uri(self, path: str) -> tuple[str, str | None]:
         absolute = Path(os.path.abspath(path))
@@ -130,8 +132,32 @@ class _Locator:
         so a finding keeps its identity when unrelated lines move."""
         lines = self.source_lines(loc.path)
         text = "".join(lines[loc.row - 1].split()) if 0 < loc.row <= len(lines) else ""
-        occurrence = sum(1 for line in lines[: loc.row - 1] if "".join(line.split()) == text)
+        if 0 < loc.row <= len(lines):
+            occurrence = self.row_occurrences(loc.path)[loc.row - 1]
+        else:
+            occurrence = sum(1 for line in lines[: loc.row - 1] if "".join(line.split()) == text)
         return f"{hashlib.sha256(text.encode()).hexdigest()[:16]}:{occurrence + 1}"
+
+    def row_occurrences(self, path: str) -> list[int]:
+        """For each row, how many earlier rows have the same text (whitespace-insensitive): counted
+        once per file, not once per finding."""
+        if path not in self.occurrences:
+            seen: dict[str, int] = {}
+            counts = []
+            for line in self.source_lines(path):
+                key = "".join(line.split())
+                counts.append(seen.get(key, 0))
+                seen[key] = seen.get(key, 0) + 1
+            self.occurrences[path] = counts
+        return self.occurrences[path]
+
+    def read_bytes(self, path: str) -> bytes | None:
+        if path not in self.data:
+            try:
+                self.data[path] = Path(path).read_bytes()
+            except OSError:
+                self.data[path] = None
+        return self.data[path]
 
 
 def _fix(fix: Fix, locator: _Locator) -> om.Fix:
@@ -139,9 +165,10 @@ def _fix(fix: Fix, locator: _Locator) -> om.Fix:
     for edit in fix.edits:
         # The deleted text goes along as a snippet, so `fix --from-sarif` can tell whether the
         # file still says what it said when the SARIF was made.
+        data = locator.read_bytes(edit.path)  # once per file, not once per edit
         try:
-            deleted = Path(edit.path).read_bytes()[edit.start:edit.end].decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+            deleted = data[edit.start:edit.end].decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
             deleted = None
         region = om.Region(byte_offset=edit.start, byte_length=edit.end - edit.start,
                            snippet=om.ArtifactContent(text=deleted) if deleted is not None else None)
