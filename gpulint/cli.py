@@ -348,7 +348,20 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         _fail(f"cannot run {argv[0]}: {exc.strerror or exc}")
     for path in outcome.traces:
         click.echo(f"gpulint: wrote {path}", err=True)
+    _warn_without_lines(argv[0])
     sys.exit(outcome.exit_code)
+
+
+def _warn_without_lines(program: str) -> None:
+    """A binary without a host line table: say so now, not when every finding shows no line."""
+    import shutil
+
+    from gpulint.dynamic.collectors.native.symbols import has_host_lines
+    from gpulint.dynamic.histories import line_warning
+
+    path = program if "/" in program else (shutil.which(program) or program)
+    if has_host_lines(path) is False:
+        click.echo(f"gpulint: warning: {line_warning(program)}", err=True)
 
 
 def _run_python(argv: list[str], trace: str) -> None:

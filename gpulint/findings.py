@@ -22,18 +22,33 @@ class Applicability(str, enum.Enum):
 
 @dataclass(frozen=True, order=True)
 class Location:
-    """A source range. Rows and columns are 1-based; the end column is exclusive."""
+    """A source range. Rows and columns are 1-based; the end column is exclusive.
+
+    A place in a binary built without line information is its file and function `symbol`, with
+    row and column 0: no line is shown rather than a made-up one."""
 
     path: str
     row: int
     column: int
     end_row: int | None = None
     end_column: int | None = None
+    symbol: str | None = None
 
     def __post_init__(self) -> None:
-        # Column 0 is the classic SARIF upload failure; never let one be built.
+        # Column 0 is the classic SARIF upload failure; never let one be built by accident.
+        if self.symbol is not None and self.row == 0 and self.column == 0:
+            return
         if self.row < 1 or self.column < 1:
             raise ValueError(f"Location rows and columns are 1-based, got {self.row}:{self.column}")
+
+    @property
+    def has_line(self) -> bool:
+        return self.row > 0
+
+    @property
+    def where(self) -> str:
+        """`path:row`, or `path (in symbol)` where there is no line."""
+        return f"{self.path}:{self.row}" if self.row else f"{self.path} (in {self.symbol or 'an unknown function'})"
 
     @property
     def end(self) -> tuple[int, int]:
@@ -89,7 +104,7 @@ class Finding:
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     """A plain-JSON form of a finding that `finding_from_dict` reads back exactly (the result cache)."""
     def loc(location: Location) -> list:
-        return [location.path, location.row, location.column, location.end_row, location.end_column]
+        return [location.path, location.row, location.column, location.end_row, location.end_column, location.symbol]
 
     fix = finding.fix
     return {

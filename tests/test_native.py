@@ -16,7 +16,7 @@ from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.collectors.native import build as builder
 from gpulint.dynamic.collectors.native.finalize import finalize
-from gpulint.dynamic.collectors.native.symbols import resolve_frame
+from gpulint.dynamic.collectors.native.symbols import resolve_frames
 from gpulint.dynamic.trace import read_trace
 from gpulint.rules import RULES
 from test_cli import run
@@ -75,12 +75,12 @@ def stack_binary(tmp_path: Path) -> tuple[Path, list[list]]:
 @pytest.mark.parametrize("pie", [True, False])
 def test_host_stacks_resolve_to_source_lines(tmp_path: Path, pie: bool) -> None:
     _, out = run_stack_program(tmp_path, "-pie" if pie else "-no-pie")
-    resolved = [resolve_frame([module, offset, "f"]) for module, offset in (line.split() for line in out[:2])]
+    resolved = [resolve_frames([module, offset, "f"])[0] for module, offset in (line.split() for line in out[:2])]
     assert [(Path(f).name, line) for f, line, _ in resolved] == [
         ("app.c", line_of(STACK_PROGRAM, "    where();")), ("app.c", line_of(STACK_PROGRAM, "    allocate_buffer();"))]
     # A module without line information keeps its name, line 0.
     libc = next(line.split() for line in out if "libc" in line)
-    assert resolve_frame([libc[0], libc[1], "__libc_start_main"])[1] == 0
+    assert resolve_frames([libc[0], libc[1], "__libc_start_main"])[0][1] == 0
 
 
 def test_finalize_resolves_stacks_and_moves_bitmaps(tmp_path: Path, stack_binary) -> None:

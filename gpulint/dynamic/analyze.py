@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpulint.config import Settings
-from gpulint.dynamic.histories import Run, build_run
+from gpulint.dynamic.histories import Run, build_run, without_line_warnings
 from gpulint.dynamic.trace import header_event, open_trace
 from gpulint.dynamic.whatif import Peaks, annotate
 from gpulint.findings import Finding
@@ -53,4 +53,4 @@ def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis
         if f.obj is not None and f.properties.get("object_id") in run.by_obj:
             f.properties.setdefault("bytes", run.by_obj[f.properties["object_id"]].bytes)
     findings.sort(key=lambda f: (-f.properties.get("peak_saved_bytes", 0), f.sort_key()))
-    return Analysis(run, findings, peaks, list(trace.warnings))
+    return Analysis(run, findings, peaks, list(trace.warnings) + without_line_warnings(run))

@@ -7,6 +7,7 @@ in the user's files (not the Python or CUDA installation, not site-packages, not
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,16 @@ _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMS
         "graph_launch": Op.LAUNCH}
 _READ, _WRITE, _BOTH = Access.READ, Access.WRITE, Access.READ | Access.WRITE
 _FULL_WRITE = Access.WRITE | Access.FULL
-_SYSTEM_PARTS = ("site-packages", "dist-packages", "/usr/include/", "/usr/lib/", "/usr/local/cuda", "/lib/python",
-                 "/gpulint/")
+# Paths of code the user did not write: installed packages, system and CUDA toolkit headers and
+# libraries (wherever the toolkit lives: `targets/<arch>/include`), nvcc's generated stubs, gpulint.
+_SYSTEM_PARTS = ("site-packages", "dist-packages", "/usr/include/", "/usr/lib/", "/usr/lib64/", "/lib64/", "/usr/local/cuda",
+                 "/lib/python", "/gpulint/", "/targets/x86_64-linux/", "/targets/sbsa-linux/", "/compute-sanitizer/",
+                 "/tmpxft_", ".cudafe1.", "/crt/link.stub", "/nvidia/hpc_sdk/")
+# Functions of the toolkit and its libraries, by symbol: what a binary built without `-g` (or the
+# static cudart, which has no line table) shows in place of a file.  User code named `cuda_init`
+# is not matched: the toolkit's names are camel case after the prefix.
+_TOOLKIT_SYMBOL = re.compile(r"(?:^|[\s:*&(])(?:__cuda|cuda[A-Z]|cudart|libcudart|cu[A-Z][a-z]|cublas|cufft|curand|"
+                             r"cusparse|cusolver|cudnn|nccl|nvtx|thrust::|cub::|__device_stub|_start$|__libc_)")
 
 
 @dataclass
@@ -46,48 +55,63 @@ class Run:
     by_obj: dict[int, ObjectHistory]
     access: dict[int, AccessInfo]  # obj id -> measured accesses
     end_t: int
+    without_lines: tuple[str, ...] = ()  # binaries whose findings name a function, not a line
 
 
 _PREFIXES = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
+def _system(path: str, roots: tuple[str, ...]) -> bool:
+    if not path or path.startswith("<") or any(part in path for part in _SYSTEM_PARTS):
+        return True
+    return path.startswith(_PREFIXES) and not any(path.startswith(r) for r in roots)
+
+
 def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
-    """The innermost frame of a host stack that is in the user's code."""
+    """The innermost frame of a host stack that is in the user's code: the innermost with a line
+    in a user's file; else (a binary without line information) the innermost user's function by
+    its symbol, with line 0; else the innermost frame."""
     if not site:
         return None
-    prefixes = _PREFIXES
-    fallback = None
+    fallback = lineless = None
     for frame in site:
         if not frame:
             continue
         path, line, func = (list(frame) + [None, None, None])[:3]
-        path = str(path or "")
+        path, func = str(path or ""), str(func or "")
+        line = int(line or 0) if isinstance(line, int) or str(line).isdigit() else 0
         if fallback is None:
-            fallback = (path, int(line or 0), str(func or ""))
-        if not path or path.startswith("<") or any(part in path for part in _SYSTEM_PARTS):
+            fallback = (path, line, func)
+        if _system(path, roots):
             continue
-        if path.startswith(prefixes) and not any(path.startswith(r) for r in roots):
-            continue
-        return path, int(line or 0), str(func or "")
-    return fallback
+        if line:
+            return path, line, func
+        if lineless is None and func and not _TOOLKIT_SYMBOL.search(func):
+            lineless = (path, 0, func)
+    return lineless or fallback
 
 
-def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> Location:
-    if site and any(isinstance(f, list) and len(f) > 1 and isinstance(f[1], str) for f in site):
+def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> tuple[Location, str | None]:
+    """Where a host stack points, and the module without line information it had to fall back
+    to (for the "rebuild with -g" warning)."""
+    native = site and any(isinstance(f, list) and len(f) > 1 and isinstance(f[1], str) for f in site)
+    if native:
         # Native frames [module, "0x<offset>", symbol]: resolved through DWARF here, once per
         # distinct stack, rather than by `gpulint run` (whose time is the traced program's).
-        from gpulint.dynamic.collectors.native.symbols import resolve_frame
+        from gpulint.dynamic.collectors.native.symbols import resolve_frames
 
-        site = [resolve_frame(f) for f in site]
+        site = [resolved for f in site for resolved in resolve_frames(f)]
     frame = user_frame(site, roots)
     if frame is None:
-        return Location(fallback, 1, 1)
-    path, line, _ = frame
+        return Location(fallback, 1, 1), None
+    path, line, func = frame
     try:
         shown = Path(os.path.abspath(path)).relative_to(os.getcwd()).as_posix() if os.path.isabs(path) else path
     except ValueError:
         shown = path
-    return Location(shown or fallback, max(line, 1), 1)
+    if line <= 0:
+        return Location(shown or fallback, 0, 0, symbol=func or "an unknown function"), (path if native else None)
+    return Location(shown or fallback, line, 1), None
 
 
 class _Sites:
@@ -96,6 +120,7 @@ class _Sites:
     def __init__(self, fallback: str, roots: tuple[str, ...]) -> None:
         self.fallback, self.roots = fallback, roots
         self.cache: dict[object, Location] = {}
+        self.without_lines: set[str] = set()  # modules whose findings could only name a function
 
     def location(self, site: list | None) -> Location:
         try:
@@ -104,7 +129,10 @@ class _Sites:
             key = repr(site)
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = _location(site, self.fallback, self.roots)
+            found, module = _location(site, self.fallback, self.roots)
+            self.cache[key] = found
+            if module:
+                self.without_lines.add(module)
         return found
 
 
@@ -234,7 +262,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())
     unit = Unit(path=fallback, histories=histories, timelines=[timeline], measurements={"pools": pools})
-    return Run(unit, trace, by_obj, access, end_t)
+    return Run(unit, trace, by_obj, access, end_t, tuple(sorted(sites.without_lines)))
 
 
 def _kind(raw: dict[str, Any]) -> str:
@@ -269,3 +297,16 @@ def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHisto
         return
     info = access.setdefault(raw["obj"], AccessInfo(int(raw.get("granularity") or granularity), history.bytes or 0))
     info.per_launch.append((launch, read, write))
+
+
+def line_warning(binary: str) -> str:
+    return f"{binary}: built without -g: findings show function names only; rebuild with -g"
+
+
+def without_line_warnings(run: Run) -> list[str]:
+    """One warning per binary of the run that has no host line table at all (built without `-g`,
+    or with `-lineinfo` alone, which is device-side only)."""
+    from gpulint.dynamic.collectors.native.symbols import has_host_lines
+
+    return [line_warning(m) for m in run.without_lines if has_host_lines(m) is False]
+

@@ -55,7 +55,7 @@ def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
     for obj, h in sorted(analysis.run.by_obj.items(), key=lambda kv: -(kv[1].bytes or 0))[:top]:
         start, end, _ = spans.get(obj, (h.alloc.t, h.alloc.t, 0))
         loc = h.alloc.location
-        objects.add_row(h.name, human_bytes(h.bytes or 0), f"{loc.path}:{loc.row}", str(end - start),
+        objects.add_row(h.name, human_bytes(h.bytes or 0), loc.where, str(end - start),
                         " ".join(sorted(set(codes.get(obj, [])))))
     console.print(objects)
 
@@ -64,7 +64,7 @@ def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
         findings.add_column(column, overflow="fold")
     for f in analysis.findings[: max(top * 2, 20)]:
         saved = f.properties.get("peak_saved_bytes", 0)
-        findings.add_row(f.code, f"{f.location.path}:{f.location.row}", f.obj or "",
+        findings.add_row(f.code, f.location.where, f.obj or "",
                          f"{human_bytes(saved)} ({f.properties.get('peak_saved_percent', 0)}%)" if saved else "-",
                          f.message)
     console.print(findings)
@@ -87,7 +87,7 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
         stream = e.stream or 0
         streams.add(stream)
         out.append({"ph": "X", "pid": 1, "tid": stream, "ts": e.t * step, "dur": step, "name": e.api,
-                    "cat": e.op.value, "args": {"at": f"{e.location.path}:{e.location.row}"}})
+                    "cat": e.op.value, "args": {"at": e.location.where}})
     for stream in sorted(streams, key=str):
         out.append({"ph": "M", "pid": 1, "tid": stream, "name": "thread_name", "args": {"name": f"stream {stream}"}})
     spans = lifetimes(analysis.run)
@@ -95,7 +95,7 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
     for tid, (obj, h) in enumerate(sorted(chosen, key=lambda kv: kv[1].alloc.t), start=1):
         start, end, size = spans.get(obj, (h.alloc.t, h.alloc.t + 1, h.bytes or 0))
         out.append({"ph": "M", "pid": 2, "tid": tid, "name": "thread_name",
-                    "args": {"name": f"{h.name} @ {h.alloc.location.path}:{h.alloc.location.row}"}})
+                    "args": {"name": f"{h.name} @ {h.alloc.location.where}"}})
         out.append({"ph": "X", "pid": 2, "tid": tid, "ts": start * step, "dur": max(1, end - start) * step,
                     "name": f"live {human_bytes(size)}", "cat": "live", "args": {"bytes": size}})
         uses = h.use_spans()

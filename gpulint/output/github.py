@@ -21,10 +21,10 @@ def render(findings: list[Finding], **_: Any) -> str:
     for f in findings:
         loc = f.location
         end_row, end_column = loc.end
-        props = [f"file={_property(loc.path)}", f"line={loc.row}", f"col={loc.column}"]
-        if end_row != loc.row:
+        props = [f"file={_property(loc.path)}"] + ([f"line={loc.row}", f"col={loc.column}"] if loc.has_line else [])
+        if loc.has_line and end_row != loc.row:
             props.append(f"endLine={end_row}")
-        elif end_column > loc.column:
+        elif loc.has_line and end_column > loc.column:
             props.append(f"endColumn={end_column}")
         props.append(f"title={_property(f'{f.code} {f.name}')}")
         message = "\n".join([f.message, *measured_notes(f)])

@@ -7,8 +7,9 @@ from typing import Any
 from gpulint.findings import Finding, Fix, Location
 
 
-def _location(loc: Location) -> dict[str, int]:
-    return {"row": loc.row, "column": loc.column}
+def _location(loc: Location) -> dict:
+    # Row and column 0 with the function's symbol: a binary built without line information.
+    return {"row": loc.row, "column": loc.column, **({"symbol": loc.symbol} if loc.symbol else {})}
 
 
 def _end(loc: Location) -> dict[str, int]:

@@ -121,6 +121,8 @@ class _Locator:
     def physical(self, loc: Location) -> om.PhysicalLocation:
         uri, base = self.uri(loc.path)
         end_row, end_column = loc.end
+        if not loc.has_line:  # a binary without line information: the file alone (the function is logical)
+            return om.PhysicalLocation(artifact_location=om.ArtifactLocation(uri=uri, uri_base_id=base))
         region = om.Region(start_line=loc.row, start_column=self.utf16(loc.path, loc.row, loc.column))
         if (end_row, end_column) != (loc.row, loc.column):
             region.end_line = end_row
@@ -130,6 +132,8 @@ class _Locator:
     def line_hash(self, loc: Location) -> str:
         """A hash of the flagged line's text (whitespace-insensitive) and which occurrence it is,
         so a finding keeps its identity when unrelated lines move."""
+        if not loc.has_line:
+            return f"{hashlib.sha256((loc.symbol or '').encode()).hexdigest()[:16]}:1"
         lines = self.source_lines(loc.path)
         text = "".join(lines[loc.row - 1].split()) if 0 < loc.row <= len(lines) else ""
         if 0 < loc.row <= len(lines):
@@ -195,7 +199,7 @@ def build(findings: list[Finding], rules: list[str], root: Path) -> om.SarifLog:
             rule_index=index[f.code],
             level=_level(f.code),
             message=om.Message(text=f.message),
-            locations=[om.Location(physical_location=locator.physical(f.location))],
+            locations=[_location(locator, f.location)],
             partial_fingerprints={"primaryLocationLineHash": locator.line_hash(f.location)},
         )
         if f.related:
@@ -226,3 +230,10 @@ def build(findings: list[Finding], rules: list[str], root: Path) -> om.SarifLog:
 def render(findings: list[Finding], *, rules: list[str] | None = None, root: Path | None = None, **_: Any) -> str:
     log = build(findings, list(rules or []), root or Path.cwd())
     return json.dumps(to_json(log), indent=2) + "\n"
+
+
+def _location(locator, loc: Location) -> om.Location:
+    location = om.Location(physical_location=locator.physical(loc))
+    if loc.symbol:
+        location.logical_locations = [om.LogicalLocation(fully_qualified_name=loc.symbol, kind="function")]
+    return location

@@ -34,7 +34,8 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
     out: list[str] = []
     for f in findings:
         loc = f.location
-        out.append(f"{style(loc.path, bold=True)}:{loc.row}:{loc.column}: {style(f.code, fg='red', bold=True)} {f.message}")
+        place = f"{loc.row}:{loc.column}" if loc.has_line else f" in {loc.symbol or 'an unknown function'}"
+        out.append(f"{style(loc.path, bold=True)}:{place}: {style(f.code, fg='red', bold=True)} {f.message}")
         source = lines.get(loc.path, loc.row)
         if source is not None:
             gutter = len(str(loc.row))
@@ -46,7 +47,8 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
             out.append(f"{style(str(loc.row), fg='blue')} {style('|', fg='blue')} {expanded}")
             out.append(f"{' ' * gutter} {style('|', fg='blue')} {' ' * caret_start}{style('^' * width, fg='red')}")
         for r in f.related:
-            out.append(f"    {style('=', fg='blue')} {r.message} at {r.location.path}:{r.location.row}:{r.location.column}")
+            at = f"{r.location.path}:{r.location.row}:{r.location.column}" if r.location.has_line else r.location.where
+            out.append(f"    {style('=', fg='blue')} {r.message} at {at}")
         for note in measured_notes(f):
             out.append(f"    {style('=', fg='blue')} {note}")
         if f.fix is not None:
