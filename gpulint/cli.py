@@ -85,7 +85,7 @@ def _config_options(command):
 
 
 def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
-            errors: int = 0) -> None:
+            errors: int = 0, hidden: str = "") -> None:
     """Write findings in a format (or per-rule counts) to stdout or `output`."""
     from gpulint.output import FORMATS
 
@@ -97,7 +97,21 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         rows = [f"{n:>6}  {code}  {_rules()[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
         _write("".join(row + "\n" for row in rows), output, False)
     else:
-        _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors), output, color)
+        _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors, hidden=hidden), output,
+               color)
+    if hidden and (statistics or fmt != "text"):
+        click.echo(f"gpulint: {hidden}", err=True)
+
+
+def _hidden(analysis) -> str:
+    """The summary's note on the sites `--min-bytes` hid."""
+    from gpulint.findings import human_bytes
+
+    n = len(analysis.hidden)
+    if not n:
+        return ""
+    return (f"{n} more site{'s' if n != 1 else ''} below --min-bytes {human_bytes(analysis.min_bytes)} hidden "
+            f"(--min-bytes 0 shows them).")
 
 
 def _confirmed(findings: list, trace: str, settings) -> list:
@@ -113,6 +127,8 @@ def _confirmed(findings: list, trace: str, settings) -> list:
     for warning in analysis.warnings:
         click.echo(f"gpulint: {warning}", err=True)
     marked = confirm(findings, analysis)
+    if analysis.hidden:
+        click.echo(f"gpulint: --confirm: {_hidden(analysis)}", err=True)
     counts: dict[str, int] = {}
     for f in marked:
         mark = f.properties.get("confirmation", "not checkable by a run")
@@ -143,15 +159,18 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reading .gpulint_cache/.")
 @click.option("--confirm", "confirm_trace", type=click.Path(exists=True, dir_okay=False), metavar="TRACE",
               help="Mark each finding confirmed / refuted / unobserved by a recorded run; add what only the run shows.")
+@click.option("--min-bytes", default=None, metavar="BYTES",
+              help="With --confirm: hide the run's own findings at sites below this many bytes [default: 1MiB].")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose, no_cache, confirm_trace, config_file, isolated) -> None:
+          compile_commands, verbose, no_cache, confirm_trace, min_bytes, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
 
     resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
                           "threshold": threshold, "jobs": jobs, "frontend": frontend,
-                          "compile_commands": compile_commands, "verbose": verbose}, config_file, isolated)
+                          "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes},
+                         config_file, isolated)
     settings = resolver.base
     report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
@@ -251,14 +270,19 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @_report_options
 @_config_options
-def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold, config_file, isolated) -> None:
+@click.option("--min-bytes", default=None, metavar="BYTES",
+              help="Hide sites whose objects hold fewer bytes than this and whose fix saves less "
+                   "(1048576, 64KiB, 1MiB; 0 shows all) [default: 1MiB, or min-bytes in the config].")
+def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold, config_file, isolated,
+            min_bytes) -> None:
     """Findings of a recorded run (a trace from `gpulint run`), ranked by the peak memory their
     fixes would save. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.dynamic.analyze import analyze as analyze_trace
     from gpulint.dynamic.trace import TraceError
     from gpulint.findings import human_bytes
 
-    resolver = _resolver({"select": select, "ignore": ignore, "threshold": threshold}, config_file, isolated)
+    resolver = _resolver({"select": select, "ignore": ignore, "threshold": threshold, "min_bytes": min_bytes},
+                         config_file, isolated)
     settings = resolver.base
     codes = settings.enabled_codes(sorted(_rules()))
     try:
@@ -270,7 +294,7 @@ def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold
     peaks = result.peaks
     click.echo(f"gpulint: peak {human_bytes(peaks.actual)}; with every finding fixed {human_bytes(peaks.all_fixed)}; "
                f"tight-liveness lower bound {human_bytes(peaks.lower_bound)}", err=True)
-    _report(result.findings, fmt, statistics, output, codes, files=1)
+    _report(result.findings, fmt, statistics, output, codes, files=1, hidden=_hidden(result))
     sys.exit(1 if result.findings and not exit_zero else 0)
 
 

@@ -15,6 +15,33 @@ else:  # pragma: no cover
 
 FRONTENDS = ("auto", "tree-sitter", "clang")
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+# A run's findings whose site holds fewer bytes than this, and whose fix saves less, are hidden.
+# 1 MiB is where PyTorch's caching allocator stops carving requests out of shared 2 MiB
+# segments (its small pool): below it a fix rarely returns a byte to the device, and a training
+# loop makes thousands of such tensors (biases, norms, scalars).  CUDA programs that matter
+# allocate megabytes; `--min-bytes 0` shows everything.
+DEFAULT_MIN_BYTES = 1 << 20
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2, "mib": 1 << 20,
+          "g": 1000**3, "gb": 1000**3, "gib": 1 << 30}
+
+
+def parse_bytes(value: Any) -> int:
+    """`1048576`, `"64 KiB"`, `"1MiB"`, `"2 MB"` -> bytes; ValueError for anything else."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(value)
+        return value
+    text = str(value).strip().lower().replace(" ", "")
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number):]
+    if not number or unit not in _UNITS:
+        raise ValueError(value)
+    amount = float(number) * _UNITS[unit]
+    if amount < 0 or amount != amount:
+        raise ValueError(value)
+    return int(amount)
 
 
 class ConfigError(Exception):
@@ -35,6 +62,7 @@ class Settings:
     jobs: int = 0  # 0: all cores
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     reuse_tolerance: float = 0.10
+    min_bytes: int = DEFAULT_MIN_BYTES
     verbose: bool = False
     # The folder of the configuration file these settings came from (patterns are relative to it).
     root: str | None = None
@@ -83,7 +111,8 @@ _KEYS = {"select": "a list of rule codes", "extend-select": "a list of rule code
          "per-file-ignores": "a table of glob = [rule codes]", "exclude": "a list of glob patterns",
          "threshold": "a table of rule code = integer", "frontend": f"one of {', '.join(FRONTENDS)}",
          "compile-commands": "a path to compile_commands.json", "jobs": "a non-negative integer",
-         "max-file-size": "a positive number of bytes", "reuse-tolerance": "a fraction in [0, 1)"}
+         "max-file-size": "a positive number of bytes", "reuse-tolerance": "a fraction in [0, 1)",
+         "min-bytes": 'a number of bytes (an integer, or a string such as "64 KiB")'}
 
 
 def find_config(start: Path) -> Path | None:
@@ -219,6 +248,11 @@ def _file_values(path: Path, table: dict[str, Any], known: list[str], threshold_
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
                     raise bad(key, value)
                 out["reuse_tolerance"] = float(value)
+            elif key == "min-bytes":
+                try:
+                    out["min_bytes"] = parse_bytes(value)
+                except ValueError:
+                    raise bad(key, value) from None
         except ConfigError as exc:
             message = str(exc)
             raise ConfigError(message if message.startswith(str(path)) else f"{path}: `{key}`: {message}") from None
@@ -242,6 +276,11 @@ def _cli_values(cli: dict[str, Any], known: list[str], threshold_codes: list[str
         out["compile_commands"] = str(Path(cli["compile_commands"]).resolve())
     if cli.get("jobs") is not None:
         out["jobs"] = cli["jobs"]
+    if cli.get("min_bytes") is not None:
+        try:
+            out["min_bytes"] = parse_bytes(cli["min_bytes"])
+        except ValueError:
+            raise ConfigError(f"--min-bytes {cli['min_bytes']!r}: give a number of bytes (1048576, 64KiB, 1MiB)") from None
     out["verbose"] = bool(cli.get("verbose"))
     return out
 

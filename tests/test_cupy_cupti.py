@@ -174,7 +174,7 @@ def test_a_launch_uses_exactly_the_objects_its_parameters_point_into(tmp_path: P
         assert event["stream"] == 0 and "params_unread" not in event
         assert event["site"][0][:3:2] == [__file__, "test_a_launch_uses_exactly_the_objects_its_parameters_point_into"]
     assert not [e for e in events if e["ev"] == "note"]
-    findings = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    findings = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     found = {(f.code, f.properties.get("object_id")) for f in findings}
     assert ("GL004", ids[unused]) in found and ("GL004", ids[a]) not in found and ("GL004", ids[b]) not in found
     del keep
@@ -453,7 +453,7 @@ def test_a_traced_session_finds_an_early_allocation(tmp_path: Path, monkeypatch)
     trace = read_trace(tmp_path / "t.jsonl")
     assert trace.warnings == []
     assert [e["reads"] for e in trace.events if e["ev"] == "launch"] == [[2], [2], [1]]
-    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     early_allocation = [f for f in found if f.code == "GL001"]
     assert [(f.properties["object_id"], f.properties["distance"]) for f in early_allocation] == [(1, 2)]
     assert Path(early_allocation[0].location.path).name == "test_cupy_cupti.py"

@@ -40,7 +40,7 @@ def free(t: int, obj: int) -> dict:
 
 def findings(tmp_path: Path, events: list, name: str = "t.jsonl", **settings) -> list:
     path = write_events(tmp_path / name, events)
-    return analyze(path, Settings(**settings), CODES).findings
+    return analyze(path, Settings(**{"min_bytes": 0, **settings}), CODES).findings
 
 
 def by_code(found: list, code: str) -> list:
@@ -113,7 +113,7 @@ def test_what_if_savings_and_bounds(tmp_path: Path) -> None:
     # then: the peak 5000 B drops to 4000 B when A is freed right after its last use.
     events = [alloc(1, 1, 4000), launch(2, [1]), alloc(3, 2, 1000), launch(4, [2]), launch(5, []), free(6, 1),
               free(7, 2)]
-    result = analyze(write_events(tmp_path / "w.jsonl", events), Settings(), CODES)
+    result = analyze(write_events(tmp_path / "w.jsonl", events), Settings(min_bytes=0), CODES)
     assert result.peaks.actual == 5000 and result.peaks.all_fixed == 4000 and result.peaks.lower_bound == 4000
     late = by_code(result.findings, "GL002")
     saved = {f.properties["object_id"]: f.properties["peak_saved_bytes"] for f in late}
@@ -150,7 +150,7 @@ def bitmap_trace(tmp_path: Path, touched: list[np.ndarray], counts: np.ndarray |
 def test_quarter_of_a_buffer_is_overallocated(tmp_path: Path) -> None:
     bits = np.zeros(128, dtype=bool)
     bits[:32] = True
-    found = analyze(bitmap_trace(tmp_path, [bits]), Settings(), CODES).findings
+    found = analyze(bitmap_trace(tmp_path, [bits]), Settings(min_bytes=0), CODES).findings
     over = by_code(found, "GL008")
     assert len(over) == 1
     props = over[0].properties
@@ -161,7 +161,7 @@ def test_quarter_of_a_buffer_is_overallocated(tmp_path: Path) -> None:
 def test_scattered_holes_are_not_offered_a_shrink(tmp_path: Path) -> None:
     bits = np.zeros(128, dtype=bool)
     bits[::4] = True  # 25% touched, in 96 one-granule holes
-    assert by_code(analyze(bitmap_trace(tmp_path, [bits]), Settings(), CODES).findings, "GL008") == []
+    assert by_code(analyze(bitmap_trace(tmp_path, [bits]), Settings(min_bytes=0), CODES).findings, "GL008") == []
 
 
 def test_disjoint_slices_are_structured_access(tmp_path: Path) -> None:
@@ -170,21 +170,21 @@ def test_disjoint_slices_are_structured_access(tmp_path: Path) -> None:
         bits = np.zeros(64, dtype=bool)
         bits[16 * i:16 * (i + 1)] = True
         slices.append(bits)
-    found = analyze(bitmap_trace(tmp_path, slices), Settings(), CODES).findings
+    found = analyze(bitmap_trace(tmp_path, slices), Settings(min_bytes=0), CODES).findings
     assert [f.properties["slices"] for f in by_code(found, "GL010")] == [4]
     overlapping = [s | np.roll(s, 1) for s in slices]
-    assert by_code(analyze(bitmap_trace(tmp_path, overlapping), Settings(), CODES).findings, "GL010") == []
+    assert by_code(analyze(bitmap_trace(tmp_path, overlapping), Settings(min_bytes=0), CODES).findings, "GL010") == []
 
 
 def test_hot_elements_are_non_uniform_access(tmp_path: Path) -> None:
     bits = np.ones(8, dtype=bool)
     hot = np.full(64, 2, dtype=np.uint32)
     hot[:4] = 200
-    found = by_code(analyze(bitmap_trace(tmp_path, [bits], hot), Settings(), CODES).findings, "GL009")
+    found = by_code(analyze(bitmap_trace(tmp_path, [bits], hot), Settings(min_bytes=0), CODES).findings, "GL009")
     assert len(found) == 1 and found[0].properties["coefficient_of_variation"] > 0.2
     assert any("#" in line for line in found[0].properties["histogram"])
     even = np.full(64, 7, dtype=np.uint32)
-    assert by_code(analyze(bitmap_trace(tmp_path, [bits], even), Settings(), CODES).findings, "GL009") == []
+    assert by_code(analyze(bitmap_trace(tmp_path, [bits], even), Settings(min_bytes=0), CODES).findings, "GL009") == []
 
 
 def test_pool_reserving_much_more_than_live(tmp_path: Path) -> None:
@@ -221,7 +221,7 @@ def test_unknown_major_version_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps({"ev": "meta", "version": 2, "collector": "native"}) + "\n")
     with pytest.raises(TraceError, match="version 2 is not supported"):
         read_trace(path)
-    result = run("analyze", str(path))
+    result = run("analyze", "--min-bytes", "0", str(path))
     assert result.exit_code == 2 and "version 2 is not supported" in result.output
     path.write_text(json.dumps({"ev": "meta", "version": "1.3", "collector": "native"}) + "\n")
     assert read_trace(path).events == []  # a newer minor version still loads
@@ -231,26 +231,26 @@ def test_analyze_cli_formats(tmp_path: Path) -> None:
     import jsonschema
 
     path = write_events(tmp_path / "w.jsonl", worked_example())
-    text = run("analyze", str(path))
+    text = run("analyze", "--min-bytes", "0", str(path))
     assert text.exit_code == 1 and "GL001" in text.output and "peak" in text.output
-    data = json.loads(run("analyze", "--format", "json", str(path)).stdout)
+    data = json.loads(run("analyze", "--min-bytes", "0", "--format", "json", str(path)).stdout)
     assert {f["code"] for f in data} >= {"GL001", "GL002"}
     assert all("peak_saved_bytes" in f["properties"] for f in data)
-    sarif = json.loads(run("analyze", "--format", "sarif", str(path)).stdout)
+    sarif = json.loads(run("analyze", "--min-bytes", "0", "--format", "sarif", str(path)).stdout)
     schema = json.loads((Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json").read_text()) \
         if (Path(__file__).resolve().parents[2] / "shared/schemas/sarif-schema-2.1.0.json").exists() else None
     if schema is not None:
         jsonschema.validate(sarif, schema)
     assert all("peak_saved_bytes" in r["properties"] for r in sarif["runs"][0]["results"])
-    github = run("analyze", "--format", "github", str(path)).stdout
+    github = run("analyze", "--min-bytes", "0", "--format", "github", str(path)).stdout
     assert github.startswith("::warning file=app.cu,line=") and "peak" in github
-    assert run("analyze", "--exit-zero", str(path)).exit_code == 0
+    assert run("analyze", "--min-bytes", "0", "--exit-zero", str(path)).exit_code == 0
 
 
 def test_the_documented_example_trace(tmp_path: Path) -> None:
     """docs/trace-format.md's example says what `gpulint analyze` reports on it."""
     repo = Path(__file__).resolve().parents[1]
-    result = analyze(repo / "examples/trace/heat.jsonl", Settings(), CODES)
+    result = analyze(repo / "examples/trace/heat.jsonl", Settings(min_bytes=0), CODES)
     assert (result.peaks.actual, result.peaks.all_fixed, result.peaks.lower_bound) == (8 << 20, 5 << 20, 8 << 20)
     assert [(f.code, f.properties["object_id"], f.properties["peak_saved_bytes"]) for f in result.findings] == [
         ("GL008", 2, 3 << 20), ("GL002", 1, 0), ("GL001", 2, 0)]  # object 2 is read back at t=8: no GL002
@@ -282,7 +282,7 @@ def test_confirm_marks_static_findings(tmp_path: Path) -> None:
     (tmp_path / "late.cu").write_text(LATE_FREE)
 
     def marks(trace: Path) -> dict:
-        result = run("check", "--format", "json", "--no-cache", "--confirm", str(trace), "late.cu", cwd=tmp_path)
+        result = run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--confirm", str(trace), "late.cu", cwd=tmp_path)
         assert result.exit_code == 1, result.output
         return {(f["code"], f["object"]): f["properties"].get("confirmation")
                 for f in json.loads(result.stdout)}
@@ -293,13 +293,13 @@ def test_confirm_marks_static_findings(tmp_path: Path) -> None:
                                                                           ("GL003", "d_b"): "refuted"}
     empty = write_events(tmp_path / "none.jsonl", [])
     assert marks(empty) == {("GL002", "d_a"): "unobserved", ("GL003", "d_b"): "unobserved"}
-    data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(tmp_path / "same.jsonl"),
+    data = json.loads(run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--confirm", str(tmp_path / "same.jsonl"),
                           "late.cu", cwd=tmp_path).stdout)
     confirmed = next(f for f in data if f["code"] == "GL002")
     assert confirmed["properties"]["measured_distance"] == 1 and "peak_saved_bytes" in confirmed["properties"]
-    text = run("check", "--no-cache", "--confirm", str(tmp_path / "same.jsonl"), "late.cu", cwd=tmp_path).stdout
+    text = run("check", "--no-cache", "--min-bytes", "0", "--confirm", str(tmp_path / "same.jsonl"), "late.cu", cwd=tmp_path).stdout
     assert "confirmed by the run" in text
-    sarif = json.loads(run("check", "--format", "sarif", "--no-cache", "--confirm", str(tmp_path / "early.jsonl"),
+    sarif = json.loads(run("check", "--format", "sarif", "--no-cache", "--min-bytes", "0", "--confirm", str(tmp_path / "early.jsonl"),
                            "late.cu", cwd=tmp_path).stdout)
     assert {r["properties"]["confirmation"] for r in sarif["runs"][0]["results"]} == {"refuted"}
 
@@ -315,7 +315,7 @@ def test_confirm_adds_what_only_the_run_shows(tmp_path: Path) -> None:
         for event in json.loads(json.dumps([e for e in read_trace(late_trace(tmp_path, "x.jsonl", False)).events])):
             writer.write(event)
         writer.add_bitmap(2, 5, bits, bits)
-    data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(path), "late.cu",
+    data = json.loads(run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--confirm", str(path), "late.cu",
                           cwd=tmp_path).stdout)
     extra = [f for f in data if f["properties"].get("confirmation") == "trace-only"]
     assert [(f["code"], f["properties"]["accessed_percent"]) for f in extra] == [("GL008", 12.5)]
@@ -381,6 +381,6 @@ def test_caching_allocator_segments_are_not_the_programs_objects(tmp_path: Path)
     """A segment the torch allocator took from the driver is never freed and no launch names it:
     no GL004 / GL005 on it, but it counts towards the peak."""
     events = [dict(alloc(1, 1, 2 << 20), segment="torch"), alloc(2, 2, 1024), launch(3, [2]), free(4, 2)]
-    result = analyze(write_events(tmp_path / "s.jsonl", events), Settings(), CODES)
+    result = analyze(write_events(tmp_path / "s.jsonl", events), Settings(min_bytes=0), CODES)
     assert [f for f in result.findings if f.properties.get("object_id") == 1] == []
     assert result.peaks.actual == (2 << 20) + 1024

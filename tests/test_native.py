@@ -106,7 +106,7 @@ def test_finalize_resolves_stacks_and_moves_bitmaps(tmp_path: Path, stack_binary
     assert read.meta["device"] == "NVIDIA H100 80GB HBM3"
     assert read.events[0]["site"] == frames  # kept raw; resolved when analysed
     assert not Path(str(trace) + ".bits").exists()
-    found = analyze(trace, Settings(), sorted(RULES)).findings
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     over = [f for f in found if f.code == "GL008"]
     assert [f.properties["accessed_percent"] for f in over] == [25.0]
     assert over[0].location.path.endswith("app.c") and over[0].location.row == line_of(STACK_PROGRAM, "    where();")
@@ -153,6 +153,6 @@ def test_object_level_trace_needs_no_finishing(tmp_path: Path, stack_binary) -> 
     trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
     read = read_trace(trace)
     assert read.meta["device"] == "NVIDIA H200" and [e["ev"] for e in read.events] == ["alloc"]
-    found = analyze(trace, Settings(), sorted(RULES)).findings
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     assert [(f.code, Path(f.location.path).name, f.location.row) for f in found] == [
         ("GL004", "app.c", line_of(STACK_PROGRAM, "    where();")), ("GL005", "app.c", line_of(STACK_PROGRAM, "    where();"))]

@@ -66,7 +66,7 @@ def test_run_finds_exactly_the_pattern(name: str, level: str, tmp_path: Path) ->
     proc = traced(tmp_path, [str(exe)], level, trace=trace)
     assert proc.returncode == 0, proc.stderr
     assert f"gpulint: wrote {trace}" in proc.stderr
-    found = analyze(trace, Settings(), sorted(RULES)).findings
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     record(name, level, found, {k: f.properties.get(k) for f in found
                                 for k in ("accessed_percent", "fragmentation", "coefficient_of_variation", "slices")
                                 if k in f.properties})
@@ -81,7 +81,7 @@ def test_run_confirms_static_loop_findings(name: str, tmp_path: Path) -> None:
     exe = compile_program(name, tmp_path)
     trace = tmp_path / "run.jsonl"
     assert traced(tmp_path, [str(exe)], trace=trace).returncode == 0
-    data = json.loads(run("check", "--format", "json", "--no-cache", "--confirm", str(trace),
+    data = json.loads(run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--confirm", str(trace),
                           str(PROGRAMS / f"{name}.cu"), cwd=tmp_path).stdout)
     code = name[:5].upper()
     marks = [f["properties"].get("confirmation") for f in data if f["code"] == code]
@@ -98,7 +98,7 @@ def test_exit_code_and_output_pass_through(tmp_path: Path) -> None:
     proc = subprocess.run(["python3", "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--", str(exe)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 3 and "hello from the program" in proc.stdout
-    assert "GL005" in {f.code for f in analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings}
+    assert "GL005" in {f.code for f in analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings}
 
 
 def traced(tmp_path: Path, argv: list[str], level: str = "object", trace: Path | None = None,
@@ -124,7 +124,7 @@ def test_a_crash_leaves_a_readable_trace(tmp_path: Path) -> None:
 def test_threads_and_streams(tmp_path: Path) -> None:
     exe = compile_program("robust_threads", tmp_path)
     assert traced(tmp_path, [str(exe)]).returncode == 0
-    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    result = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES))
     assert len(result.run.by_obj) == 100 and len({e.stream for e in result.run.unit.timelines[0].events}) >= 4
     record("robust_threads", "object", result.findings, {"objects": len(result.run.by_obj)})
 
@@ -132,7 +132,7 @@ def test_threads_and_streams(tmp_path: Path) -> None:
 def test_100k_live_objects_and_a_huge_one(tmp_path: Path) -> None:
     exe = compile_program("robust_many", tmp_path)
     assert traced(tmp_path, [str(exe)]).returncode == 0
-    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    result = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES))
     sizes = sorted(h.bytes for h in result.run.by_obj.values())
     assert len(sizes) == 100001 and sizes[-1] == 16 << 30
     record("robust_many", "object", [], {"objects": len(sizes), "peak": result.peaks.actual})
@@ -180,7 +180,7 @@ def test_preload_fallback_gives_the_same_findings(tmp_path: Path) -> None:
     proc = traced(tmp_path, ["sh", "-c", str(exe)], env={"GPULINT_INJECTION": "preload"})
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.glob("t.jsonl*")) == ["t.jsonl"]  # not one for sh
-    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     assert [(f.code, f.location.row) for f in found] == [("GL001", 7)]
 
 
@@ -189,7 +189,7 @@ def test_shared_cudart(tmp_path: Path) -> None:
     exe = tmp_path / "shared"
     subprocess.run([nvcc, "-g", "-cudart", "shared", "-o", str(exe), str(PROGRAMS / "gl001_early.cu")], check=True)
     assert traced(tmp_path, [str(exe)]).returncode == 0
-    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     assert [(f.code, f.location.row) for f in found] == [("GL001", 7)]
 
 
@@ -199,7 +199,7 @@ def test_pytorch_under_the_tool(tmp_path: Path) -> None:
     script.write_text("import torch\nx = torch.randn(1024, 1024, device='cuda')\nprint(float((x @ x).sum()))\n")
     proc = traced(tmp_path, ["python3", str(script)], options=("--collector", "native"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    result = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES))
     from gpulint.dynamic.trace import read_trace
 
     assert result.run.by_obj  # the caching allocator's segments

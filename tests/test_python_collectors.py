@@ -55,7 +55,7 @@ def test_cuda_python_calls_become_a_trace(tmp_path: Path) -> None:
     assert [e["kernel"] for e in launches] == ["scale"] * 4
     assert launches[0]["reads"] == [2] and launches[3]["reads"] == [1]  # an address inside `early`
     assert events[3]["kind"] == "h2d" and events[8]["kind"] == "d2h"
-    found = {(f.code, f.properties.get("object_id")) for f in analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings}
+    found = {(f.code, f.properties.get("object_id")) for f in analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings}
     assert ("GL001", 1) in found and ("GL004", 3) in found and ("GL005", 3) in found  # `unused` also leaks
 
 

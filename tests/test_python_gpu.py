@@ -38,7 +38,7 @@ def gpulint_run(tmp_path: Path, script: str, env: dict | None = None) -> tuple[s
     proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(trace), "--", sys.executable, str(program)],
                           capture_output=True, text=True, cwd=tmp_path, env={**os.environ, **(env or {})})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc, analyze(trace, Settings(), sorted(RULES)).findings
+    return proc, analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
 
 
 @pytest.mark.parametrize("program", sorted(p.name for p in PROGRAMS.glob("*.py")))
@@ -52,7 +52,7 @@ def test_torch_programs_on_cuda(program: str, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(trace), "--", sys.executable, str(copy)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    found = analyze(trace, Settings(), sorted(RULES)).findings
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     got = Counter((f.code, f.location.row - 2) for f in found if f.code != "GL104" and Path(f.location.path).name == program)
     record(f"cuda:{program}", {"findings": sorted(got)})
     assert got == markers(source), [(f.code, f.location.row, f.message) for f in found]

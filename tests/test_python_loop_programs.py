@@ -43,7 +43,7 @@ def confirmation_marks(trace: Path, program: Path, cwd: Path) -> dict:
     """`gpulint check --confirm TRACE program`: (code, line) -> mark of each static finding."""
     from test_cli import run
 
-    result = run("check", "--isolated", "--no-cache", "--format", "json", "--confirm", str(trace), str(program),
+    result = run("check", "--isolated", "--no-cache", "--format", "json", "--min-bytes", "0", "--confirm", str(trace), str(program),
                  cwd=cwd)
     return {(f["code"], f["location"]["row"]): f["properties"].get("confirmation")
             for f in json.loads(result.stdout) if f["properties"].get("origin") == "static"}
@@ -52,7 +52,7 @@ def confirmation_marks(trace: Path, program: Path, cwd: Path) -> dict:
 def check_program(program: Path, trace: Path) -> tuple[list, dict]:
     """The run's findings in `program` and the marks of its static findings; asserts both
     against the program's markers."""
-    found = analyze(trace, Settings(), sorted(RULES)).findings
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     runs, confirms = expected(program)
     # GL104 (the caching allocator's segments) holds for any small CUDA program: not these rules.
     got = Counter((f.code, f.location.row) for f in found
@@ -107,7 +107,7 @@ def test_host_tensor_made_only_for_the_device(tmp_path: Path) -> None:
             trace.write({"ev": "launch", "t": t, "kernel": "aten::relu", "stream": 0, "reads": [2], "writes": [2],
                          "site": site(t + 1)})
         trace.write({"ev": "free", "t": 9, "obj": 1, "stream": 0, "site": site(10)})
-    result = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES))
+    result = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES))
     assert [(f.code, f.location.row) for f in result.findings] == [("GL102", 5)], result.findings
     assert "at line 3" in result.findings[0].message
     assert result.peaks.actual == 4096  # the device tensor alone

@@ -40,7 +40,7 @@ def test_cpu_tensors_show_early_allocation_dead_write_and_unused(tmp_path: Path)
     namespace: dict = {}
     exec(compile(PROGRAM, str(script), "exec"), namespace)
     namespace["main"](str(tmp_path / "t.jsonl"))
-    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     lines = PROGRAM.splitlines()
     expected = {(line.split("# run: ")[1].strip(), i) for i, line in enumerate(lines, 1) if "# run: " in line}
     got = {(f.code, f.location.row) for f in found if f.code in ("GL001", "GL004", "GL007")}
@@ -74,7 +74,7 @@ def test_gpulint_run_python_script(tmp_path: Path) -> None:
     assert proc.returncode == 3 and "args ['a', 'b'] 64" in proc.stdout, proc.stderr
     meta = json.loads((tmp_path / "t.jsonl").read_text().splitlines()[0])
     assert meta["collector"] == "python" and meta["argv"] == [str(script), "a", "b"]
-    found = analyze(tmp_path / "t.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "t.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     assert ("GL001", 3) in {(f.code, f.location.row) for f in found}  # w waits for x @ x
     failed = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "f.jsonl"), "--",
                              sys.executable, str(script), "--fail"], capture_output=True, text=True, cwd=tmp_path,
@@ -168,7 +168,7 @@ def test_gpulint_run_module_and_the_trace_context_manager(tmp_path: Path) -> Non
     proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "m.jsonl"), "-m", "job", "x"],
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 4 and "module args ['x']" in proc.stdout, proc.stderr
-    found = analyze(tmp_path / "m.jsonl", Settings(), sorted(RULES)).findings
+    found = analyze(tmp_path / "m.jsonl", Settings(min_bytes=0), sorted(RULES)).findings
     assert ("GL004", 3) in {(f.code, f.location.row) for f in found}
 
     import gpulint

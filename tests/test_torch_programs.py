@@ -34,7 +34,7 @@ def traced(program: Path, trace: Path) -> list:
         assert pyrun.main(["-o", str(trace), "--", str(program)]) == 0
     finally:
         sys.argv[:], sys.path[:] = argv, path
-    return analyze(trace, Settings(), sorted(RULES)).findings
+    return analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
 
 
 @pytest.fixture(params=["native", "mode"])
@@ -99,7 +99,7 @@ def test_check_confirm_on_a_python_file(tmp_path: Path) -> None:
         assert pyrun.main(["-o", str(tmp_path / "t.jsonl"), "--", str(program), "0"]) == 0
     finally:
         sys.argv[:], sys.path[:] = argv, path
-    result = run("check", "--isolated", "--no-cache", "--format", "json", "--confirm", str(tmp_path / "t.jsonl"),
+    result = run("check", "--isolated", "--no-cache", "--format", "json", "--min-bytes", "0", "--confirm", str(tmp_path / "t.jsonl"),
                  str(program), cwd=tmp_path)
     marks = {(f["code"], f["location"]["row"]): f["properties"].get("confirmation") for f in json.loads(result.stdout)}
     assert marks[("GL001", 9)] == "confirmed", marks

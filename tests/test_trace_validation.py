@@ -41,7 +41,7 @@ def test_every_field_replaced_by_every_hostile_value_is_skipped_or_refused(tmp_p
                 mutated[index][field] = value
                 path = write(tmp_path, mutated)
                 try:
-                    analyze(path, Settings(), sorted(RULES))
+                    analyze(path, Settings(min_bytes=0), sorted(RULES))
                 except TraceError:
                     pass  # refused with a message: fine
                 tried += 1
@@ -80,28 +80,28 @@ def test_a_malformed_event_is_skipped_with_one_warning(tmp_path, line, field, va
 def test_confirm_with_a_malformed_trace(tmp_path) -> None:
     write(tmp_path, mutate(2, "obj", [1]))
     (tmp_path / "a.cu").write_text((Path(__file__).parent / "fixtures/cuda/GL002/pos_loop_after_last_use.cu").read_text())
-    result = cli(tmp_path, "check", "--no-cache", "--confirm", "t.jsonl", "a.cu")
+    result = cli(tmp_path, "check", "--no-cache", "--min-bytes", "0", "--confirm", "t.jsonl", "a.cu")
     assert result.exit_code == 1 and "1 such event skipped" in result.stderr
 
 
 def test_meta_and_unusable_traces_are_errors(tmp_path) -> None:
     write(tmp_path, mutate(1, "granularity", "32"))
-    result = cli(tmp_path, "analyze", "t.jsonl")
+    result = cli(tmp_path, "analyze", "--min-bytes", "0", "t.jsonl")
     assert result.exit_code == 2
     assert "gpulint: error: t.jsonl:1: `granularity` of meta should be a positive power of two" in result.stderr
     events = lines()
     write(tmp_path, [events[0]] + [{**e, "t": "x"} for e in events[1:] if "t" in e])
-    result = cli(tmp_path, "analyze", "t.jsonl")
+    result = cli(tmp_path, "analyze", "--min-bytes", "0", "t.jsonl")
     assert result.exit_code == 2 and "no well-formed event" in result.stderr
     (tmp_path / "t.jsonl").write_text(json.dumps(events[0]) + "\n[1, 2]\n")
-    result = cli(tmp_path, "analyze", "t.jsonl")
+    result = cli(tmp_path, "analyze", "--min-bytes", "0", "t.jsonl")
     assert result.exit_code == 2 and "t.jsonl:2: not an event" in result.stderr
 
 
 def test_unknown_events_and_a_cut_last_line_are_accepted(tmp_path) -> None:
     path = write(tmp_path, lines() + [{"ev": "from_the_future", "t": 99}])
     path.write_text(path.read_text() + '{"ev":"free","t":12,"ob')
-    result = cli(tmp_path, "analyze", "t.jsonl")
+    result = cli(tmp_path, "analyze", "--min-bytes", "0", "t.jsonl")
     assert result.exit_code == 1
     assert "the last line is cut short" in result.stderr and "Traceback" not in result.output
 
@@ -117,9 +117,9 @@ def test_a_truncated_sidecar_costs_only_the_bitmap_rules(tmp_path) -> None:
         trace.write({"ev": "free", "t": 3, "obj": 1, "site": [["a.cu", 5, "main"]]})
     sidecar = tmp_path / "t.jsonl.npz"
     assert sidecar.exists()
-    complete = cli(tmp_path, "analyze", "--format", "json", "t.jsonl")
+    complete = cli(tmp_path, "analyze", "--min-bytes", "0", "--format", "json", "t.jsonl")
     assert "GL008" in complete.stdout
     sidecar.write_bytes(sidecar.read_bytes()[: sidecar.stat().st_size // 2])
-    result = cli(tmp_path, "analyze", "--format", "json", "t.jsonl")
+    result = cli(tmp_path, "analyze", "--min-bytes", "0", "--format", "json", "t.jsonl")
     assert result.exit_code in (0, 1) and "Traceback" not in result.output
     assert "cannot read the bitmap sidecar" in result.stderr and "GL008" not in result.stdout

@@ -3,10 +3,11 @@ only a run can show), each with the peak bytes its fix would save, ranked by tha
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulint.config import Settings
+from gpulint.dynamic.grouping import by_site
 from gpulint.dynamic.histories import Run, build_run, without_line_warnings
 from gpulint.dynamic.trace import header_event, open_trace
 from gpulint.dynamic.whatif import Peaks, annotate
@@ -21,9 +22,11 @@ _STATIC_ONLY = frozenset({"GL900", "GL901"})
 @dataclass
 class Analysis:
     run: Run
-    findings: list[Finding]
+    findings: list[Finding]  # one per site and rule, ranked by the peak their fixes save
     peaks: Peaks
     warnings: list[str]
+    hidden: list[Finding] = field(default_factory=list)  # sites below `min-bytes`
+    min_bytes: int = 0
 
 
 def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
@@ -47,10 +50,16 @@ def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis
     for code in codes:
         if code not in _STATIC_ONLY:
             findings.extend(RULES[code].check(run.unit, rule_settings))
-    peaks = annotate(run, findings)
+    peaks, model = annotate(run, findings)
     for f in findings:
         f.properties["peak_bytes"] = peaks.actual
         if f.obj is not None and f.properties.get("object_id") in run.by_obj:
             f.properties.setdefault("bytes", run.by_obj[f.properties["object_id"]].bytes)
-    findings.sort(key=lambda f: (-f.properties.get("peak_saved_bytes", 0), f.sort_key()))
-    return Analysis(run, findings, peaks, list(trace.warnings) + without_line_warnings(run))
+    grouped = by_site(findings, model, settings.min_bytes)
+
+    def rank(f: Finding) -> tuple:
+        return -f.properties.get("peak_saved_bytes", 0), -(f.properties.get("total_bytes") or f.properties.get(
+            "bytes") or 0), f.sort_key()
+
+    return Analysis(run, sorted(grouped.shown, key=rank), peaks, list(trace.warnings) + without_line_warnings(run),
+                    sorted(grouped.hidden, key=rank), settings.min_bytes)

@@ -55,7 +55,7 @@ class _Index:
                 loc = event.location
                 for key in (_site(loc.path, loc.row), _short(loc.path, loc.row)):
                     table[key].append(event)
-        for f in analysis.findings:
+        for f in analysis.findings + analysis.hidden:  # a small site still confirms a static finding
             loc = f.location
             for key in (_site(loc.path, loc.row), _short(loc.path, loc.row)):
                 self.findings[key].append(f)
@@ -112,7 +112,8 @@ def _confirmed_detail(same: list, executed: list) -> str:
     if not found:
         return f"seen {len(executed)} times"
     distances = [d.properties.get("distance") for d in found if d.properties.get("distance") is not None]
-    objects = f"{len(found)} of {len(executed)} object{'s' if len(executed) != 1 else ''} allocated here"
+    flagged = sum(d.properties.get("objects", 1) for d in found)
+    objects = f"{flagged} of {len(executed)} object{'s' if len(executed) != 1 else ''} allocated here"
     return objects + (f", measured distance up to {max(distances)} launches" if distances else "")
 
 

@@ -264,25 +264,46 @@ def _signed(intervals: dict[int, Interval], changes: list[Change]) -> list[tuple
     return out
 
 
-def annotate(run: Run, findings: list[Finding]) -> Peaks:
-    """Set each finding's `peak_saved_bytes` / `peak_saved_percent` and return the run's peaks."""
-    intervals = lifetimes(run)
-    spans = {obj: accessed_span(h) for obj, h in run.by_obj.items()}
-    extra: list[int] = []
-    for obj, h in run.by_obj.items():
-        if spans[obj] is not None:
-            extra.extend((spans[obj][0], spans[obj][1] + 1))
-        first_use = min((t.event.t for t in h.touches if t.use), default=None)
-        if first_use is not None:
-            extra.append(first_use)
-    for f in findings:
-        for a, b in f.properties.get("idle_between") or ():
-            extra.extend((a + 1, b))
-    profile = Profile(intervals, extra)
-    actual, at = profile.peak
+class WhatIf:
+    """The run's live-bytes profile, and what fixing some findings together does to its peak."""
+
+    def __init__(self, run: Run, findings: list[Finding]) -> None:
+        self.run = run
+        self.intervals = lifetimes(run)
+        self.spans = {obj: accessed_span(h) for obj, h in run.by_obj.items()}
+        extra: list[int] = []
+        for obj, h in run.by_obj.items():
+            if self.spans[obj] is not None:
+                extra.extend((self.spans[obj][0], self.spans[obj][1] + 1))
+            first_use = min((t.event.t for t in h.touches if t.use), default=None)
+            if first_use is not None:
+                extra.append(first_use)
+        for f in findings:
+            for a, b in f.properties.get("idle_between") or ():
+                extra.extend((a + 1, b))
+        self.profile = Profile(self.intervals, extra)
+        self.actual, self.actual_at = self.profile.peak
+
+    def change(self, finding: Finding) -> Change | None:
+        return _change(self.run, finding, self.intervals, self.spans)
+
+    def saving(self, findings: list[Finding]) -> int:
+        """Peak bytes saved by fixing all of `findings` together."""
+        changes = [c for c in map(self.change, findings) if c is not None]
+        if not changes:
+            return 0
+        signed = _signed_one(self.intervals, changes[0]) if len(changes) == 1 else _signed(self.intervals, changes)
+        return max(self.actual - self.profile.peak_with(signed), 0)
+
+
+def annotate(run: Run, findings: list[Finding]) -> tuple[Peaks, WhatIf]:
+    """Set each finding's `peak_saved_bytes` / `peak_saved_percent`; return the run's peaks and
+    the what-if model (for savings of several fixes together)."""
+    model = WhatIf(run, findings)
+    intervals, profile, actual = model.intervals, model.profile, model.actual
     every: list[Change] = []
     for f in findings:
-        change = _change(run, f, intervals, spans)
+        change = model.change(f)
         saved = actual - profile.peak_with(_signed_one(intervals, change)) if change is not None else 0
         f.properties["peak_saved_bytes"] = int(max(saved, 0))
         f.properties["peak_saved_percent"] = round(100.0 * max(saved, 0) / actual, 2) if actual else 0.0
@@ -293,8 +314,10 @@ def annotate(run: Run, findings: list[Finding]) -> Peaks:
     all_fixed = int(fixed_curve.max()) if len(fixed_curve) else actual
     tight = {}
     for obj, (start, end, size) in intervals.items():
-        span = spans[obj]
+        span = model.spans[obj]
         if span is not None:
             tight[obj] = (span[0], span[1] + 1, size)
     lower = Profile(tight, []).peak[0]
-    return Peaks(actual, at, min(all_fixed, actual), min(lower, actual), profile.bounds, profile.live, fixed_curve)
+    peaks = Peaks(actual, model.actual_at, min(all_fixed, actual), min(lower, actual), profile.bounds, profile.live,
+                  fixed_curve)
+    return peaks, model

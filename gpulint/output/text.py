@@ -26,7 +26,8 @@ class _Lines:
         return lines[row - 1] if 0 < row <= len(lines) else None
 
 
-def render(findings: list[Finding], *, color: bool = False, files: int = 0, errors: int = 0, **_: Any) -> str:
+def render(findings: list[Finding], *, color: bool = False, files: int = 0, errors: int = 0, hidden: str = "",
+           **_: Any) -> str:
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
 
@@ -68,4 +69,6 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
         out.append(style("No files checked.", fg="yellow", bold=True))
     else:
         out.append(style(f"All checks passed{checked}.", fg="green", bold=True))
+    if hidden:  # a run's small sites (`--min-bytes`): say they exist and how to see them
+        out[-1] += " " + hidden
     return "\n".join(out) + "\n"
