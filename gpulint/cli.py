@@ -62,11 +62,15 @@ def main() -> None:
     """Find GPU memory waste in CUDA C/C++ and Python GPU code."""
 
 
-def _report_options(command):
+def _report_options(command=None, *, default: str = "text"):
     """How `check` and `analyze` report: --format, --statistics, --exit-zero, -o, --threshold."""
+    if command is None:
+        return lambda command: _report_options(command, default=default)
     for option in reversed([
-        click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-                     show_default=True),
+        click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]),
+                     default=default, show_default=True,
+                     help="text: each finding with its source line and evidence; concise: one line each and "
+                          "what fixing it saves."),
         click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
         click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout."),
@@ -268,7 +272,7 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
 @click.argument("trace", type=click.Path(exists=True, dir_okay=False))
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@_report_options
+@_report_options(default="concise")
 @_config_options
 @click.option("--min-bytes", default=None, metavar="BYTES",
               help="Hide sites whose objects hold fewer bytes than this and whose fix saves less "

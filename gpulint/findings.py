@@ -147,8 +147,9 @@ def measured_notes(finding: Finding) -> list[str]:
         saved = props["peak_saved_bytes"]
         peak = props.get("peak_bytes")
         of = f" of {human_bytes(peak)}" if peak else ""
-        notes.append(f"fixing it lowers the run's peak by {human_bytes(saved)} ({props.get('peak_saved_percent', 0)}%{of})"
-                     if saved else "fixing it alone does not lower the run's peak")
+        fixing = f"fixing this site ({props['objects']} objects)" if props.get("objects") else "fixing it"
+        notes.append(f"{fixing} lowers the run's peak by {human_bytes(saved)} ({props.get('peak_saved_percent', 0)}%{of})"
+                     if saved else f"{fixing} alone does not lower the run's peak")
     if props.get("histogram"):
         notes.append("access counts (accesses: elements):")
         notes.extend("  " + line for line in props["histogram"])

@@ -27,7 +27,9 @@ class _Lines:
 
 
 def render(findings: list[Finding], *, color: bool = False, files: int = 0, errors: int = 0, hidden: str = "",
-           **_: Any) -> str:
+           concise: bool = False, **_: Any) -> str:
+    """Each finding with its source line, evidence and fix; `concise`: its first line and what a
+    run measured (a run's report of many sites stays on one screen)."""
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
 
@@ -37,6 +39,10 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
         loc = f.location
         place = f"{loc.row}:{loc.column}" if loc.has_line else f" in {loc.symbol or 'an unknown function'}"
         out.append(f"{style(loc.path, bold=True)}:{place}: {style(f.code, fg='red', bold=True)} {f.message}")
+        if concise:
+            out.extend(f"    {style('=', fg='blue')} {note}" for note in measured_notes(f)[:2] if "histogram" not in note
+                       and not note.startswith("  "))
+            continue
         source = lines.get(loc.path, loc.row)
         if source is not None:
             gutter = len(str(loc.row))
