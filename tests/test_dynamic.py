@@ -158,6 +158,29 @@ def test_quarter_of_a_buffer_is_overallocated(tmp_path: Path) -> None:
     assert props["untouched_ranges"] == [[1024, 4096]] and props["peak_saved_bytes"] == 3072
 
 
+@pytest.mark.parametrize("copied, expected", [(4096, None), (2048, 50.0), (0, 25.0)])
+def test_copies_and_memsets_count_as_accesses(tmp_path: Path, copied: int, expected: float | None) -> None:
+    """A buffer a copy fills (simpleMultiCopy's 256 MiB inputs) is used that far, whatever its
+    kernels touch: GL008 and the what-if shrink count copy and memset extents."""
+    bits = np.zeros(128, dtype=bool)
+    bits[:32] = True  # the kernel touches the first quarter
+    path = tmp_path / "c.jsonl"
+    with TraceWriter(path, collector="test", granularity=32) as writer:
+        writer.write(alloc(1, 1, 4096))
+        if copied:
+            writer.write({"ev": "memcpy", "t": 2, "dst": 1, "src": None, "size": copied // 2, "kind": "h2d",
+                          "dst_offset": 0, "stream": 0, "site": site(50)})
+            writer.write({"ev": "memset", "t": 3, "obj": 1, "size": copied // 2, "offset": copied // 2, "stream": 0,
+                          "site": site(51)})
+        writer.write(launch(4, [1]))
+        writer.add_bitmap(1, 4, bits, None)
+        writer.write(free(5, 1))
+    over = by_code(analyze(path, Settings(min_bytes=0), CODES).findings, "GL008")
+    assert [f.properties["accessed_percent"] for f in over] == ([] if expected is None else [expected])
+    if expected is not None:
+        assert over[0].properties["peak_saved_bytes"] == 4096 - max(copied, 1024)
+
+
 def test_scattered_holes_are_not_offered_a_shrink(tmp_path: Path) -> None:
     bits = np.zeros(128, dtype=bool)
     bits[::4] = True  # 25% touched, in 96 one-granule holes

@@ -50,11 +50,22 @@ def runs_of(mask: np.ndarray, value: bool) -> list[tuple[int, int]]:
     return [(int(s), int(e)) for s, e in zip(edges[::2], edges[1::2])]
 
 
-def coverage(info: AccessInfo) -> Coverage | None:
+def touched(info: AccessInfo) -> np.ndarray | None:
+    """Granules anything touched: a launch (bitmaps) or a copy or memset (byte ranges)."""
     bits = launch_bits(info)
     if not bits:
         return None
     union = np.logical_or.reduce(bits)
+    g = info.granularity
+    for start, end in info.extents:
+        union[max(start, 0) // g:-(-min(end, info.size) // g)] = True
+    return union
+
+
+def coverage(info: AccessInfo) -> Coverage | None:
+    union = touched(info)
+    if union is None:
+        return None
     g = info.granularity
     ranges = [(s * g, min(e * g, info.size)) for s, e in runs_of(union, False)]
     largest = max((e - s for s, e in ranges), default=0)

@@ -44,6 +44,9 @@ class AccessInfo:
     per_launch: list[tuple[Event, Any, Any]] = field(default_factory=list)  # (launch, read bits, write bits)
     counts: Any = None  # per-element access counts (uint32), when the run sampled them
     count_granularity: int = 4
+    # Byte ranges [start, end) that copies and memsets read or wrote: a buffer a 256 MiB copy
+    # fills is used that far, whatever its kernels touch.
+    extents: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -161,6 +164,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     sites = _Sites(fallback, roots)
     sizes = _Sizes()
     last_stamp = 0
+    extents: dict[int, list[tuple[int, int]]] = {}  # obj -> bytes copies and memsets touched
     host_tensors: list[ObjectHistory] = []
     device_tensors = False
     for raw in events:
@@ -205,6 +209,10 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         elif ev == "memcpy":
             nbytes = int(size or 0)
             dst, src = by_obj.get(raw.get("dst")), by_obj.get(raw.get("src"))
+            for key, offset in (("dst", "dst_offset"), ("src", "src_offset")):
+                if by_obj.get(raw.get(key)) is not None and nbytes > 0:
+                    start = int(raw.get(offset) or 0)
+                    extents.setdefault(raw[key], []).append((start, start + nbytes))
             if dst is not None:
                 full = (raw.get("dst_offset") or 0) == 0 and nbytes >= (dst.bytes or 0)
                 dst.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
@@ -217,6 +225,8 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
             if target is not None:
                 nbytes = int(size or 0)
                 offset = raw.get("offset") or 0
+                if nbytes > 0:
+                    extents.setdefault(raw["obj"], []).append((int(offset), int(offset) + nbytes))
                 full = offset == 0 and nbytes >= (target.bytes or 0)
                 target.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
                                             size=sizes[nbytes], offset_zero=offset == 0))
@@ -256,6 +266,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         for history in host_tensors:
             history.kind = "host"
     for obj, info in access.items():
+        info.extents = extents.get(obj, [])
         if by_obj[obj].kind != "host":
             by_obj[obj].measured = info
     for history in by_obj.values():

@@ -52,16 +52,16 @@ def accessed_span(h: ObjectHistory) -> tuple[int, int] | None:
 
 
 def shrunk_bytes(run: Run, obj: int) -> int | None:
-    """The bytes up to the last granule any launch touched (a shrink keeps offsets)."""
+    """The bytes up to the last granule anything touched, launches, copies and memsets alike (a
+    shrink keeps offsets)."""
+    from gpulint.dynamic.bitmaps import touched
+
     info = run.access.get(obj)
     if info is None or not info.per_launch:
         return None
-    last = -1
-    for _, read, write in info.per_launch:
-        for bits in (read, write):
-            if bits is not None and bits.any():
-                last = max(last, int(np.flatnonzero(bits)[-1]))
-    return min(info.size, (last + 1) * info.granularity) if last >= 0 else 0
+    union = touched(info)
+    hit = np.flatnonzero(union) if union is not None else np.array([], dtype=np.int64)
+    return min(info.size, (int(hit[-1]) + 1) * info.granularity) if hit.size else 0
 
 
 class Profile:
