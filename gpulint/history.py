@@ -131,6 +131,8 @@ class Event:
     detail: str = ""  # e.g. the object expression as written, the exit kind
     # Names the call's arguments read (allocations: the size's names), for loop-invariance.
     names: frozenset[str] = frozenset()
+    # A run's host-to-device copy: a digest of the host bytes it read (equal digests, same data).
+    content: str | None = None
 
     def __repr__(self) -> str:  # keep test failures readable
         return f"<{self.op.value} {self.api} t={self.t} line={self.location.row}>"

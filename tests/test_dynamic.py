@@ -407,3 +407,80 @@ def test_caching_allocator_segments_are_not_the_programs_objects(tmp_path: Path)
     result = analyze(write_events(tmp_path / "s.jsonl", events), Settings(min_bytes=0), CODES)
     assert [f for f in result.findings if f.properties.get("object_id") == 1] == []
     assert result.peaks.actual == (2 << 20) + 1024
+
+
+def realloc_trace(tmp_path: Path, iterations: int, free_each: bool) -> Path:
+    events, t = [], 0
+    for i in range(iterations):
+        t += 1
+        events.append({"ev": "alloc", "t": t, "obj": i + 1, "size": 4 << 20, "api": "cudaMalloc", "site": site(7)})
+        t += 1
+        events.append(launch(t, [], [i + 1]))
+        if free_each:
+            t += 1
+            events.append({"ev": "free", "t": t, "obj": i + 1, "site": site(9)})
+    if not free_each:
+        for i in range(iterations):
+            t += 1
+            events.append({"ev": "free", "t": t, "obj": i + 1, "site": site(9)})
+    return write_events(tmp_path / "r.jsonl", events)
+
+
+@pytest.mark.parametrize("iterations, free_each, expected", [(5, True, [5]), (2, True, []), (5, False, [])])
+def test_alloc_in_loop_from_a_trace_alone(tmp_path: Path, iterations: int, free_each: bool, expected: list) -> None:
+    found = by_code(analyze(realloc_trace(tmp_path, iterations, free_each), Settings(), CODES).findings, "GL101")
+    assert [f.properties["allocations"] for f in found] == expected
+    if expected:
+        assert found[0].location.row == 7 and "allocated 4.0 MiB 5 times" in found[0].message
+
+
+def upload_trace(tmp_path: Path, digests: list[str]) -> Path:
+    events = [{"ev": "alloc", "t": 1, "obj": 1, "size": 4 << 20, "api": "cudaMalloc", "site": site(5)}]
+    t = 1
+    for digest in digests:
+        t += 1
+        events.append({"ev": "memcpy", "t": t, "dst": 1, "src": None, "size": 4 << 20, "kind": "h2d", "stream": 0,
+                       "dst_offset": 0, "src_offset": 0, "digest": digest, "site": site(12)})
+        t += 1
+        events.append(launch(t, [1], []))
+    events.append(free(t + 1, 1))
+    return write_events(tmp_path / "u.jsonl", events)
+
+
+def test_repeated_upload_from_a_trace_alone(tmp_path: Path) -> None:
+    same = by_code(analyze(upload_trace(tmp_path, ["ab" * 8] * 4), Settings(), CODES).findings, "GL103")
+    assert [(f.location.row, f.properties["uploads"]) for f in same] == [(12, 4)]
+    assert "the same 4.0 MiB of host data 4 times" in same[0].message
+    changing = analyze(upload_trace(tmp_path, [f"{i:016x}" for i in range(4)]), Settings(), CODES).findings
+    assert by_code(changing, "GL103") == []
+
+
+def test_confirm_refutes_a_loop_upload_whose_bytes_change(tmp_path: Path) -> None:
+    """A static GL103 at a line whose uploads carried other bytes each time is refuted."""
+    from gpulint.dynamic.confirm import confirm
+    from gpulint.findings import Finding, Location
+
+    static = Finding("GL103", "loop-invariant-transfer", "copies the same data", Location("app.cu", 12, 5))
+    analysis = analyze(upload_trace(tmp_path, [f"{i:016x}" for i in range(4)]), Settings(), CODES)
+    confirm([static], analysis)
+    assert static.properties["confirmation"] == "refuted"
+    static = Finding("GL103", "loop-invariant-transfer", "copies the same data", Location("app.cu", 12, 5))
+    analysis = analyze(upload_trace(tmp_path, ["ab" * 8] * 4), Settings(), CODES)
+    marked = confirm([static], analysis)
+    assert static.properties["confirmation"] == "confirmed"
+    assert [f for f in marked if f.code == "GL103"] == [static]  # the run's own GL103 is this one
+
+
+def test_host_digest_samples_large_buffers() -> None:
+    import ctypes
+
+    from gpulint.dynamic.collectors.recorder import DIGEST_WHOLE, host_digest
+
+    small = ctypes.create_string_buffer(b"x" * 1000)
+    assert host_digest(ctypes.addressof(small), 1000) == host_digest(ctypes.addressof(small), 1000)
+    assert host_digest(ctypes.addressof(small), 1000) != host_digest(ctypes.addressof(small), 999)
+    big = (ctypes.c_ubyte * (4 * DIGEST_WHOLE))()
+    before = host_digest(ctypes.addressof(big), len(big))
+    big[0] = 1  # inside the first window
+    assert host_digest(ctypes.addressof(big), len(big)) != before
+    assert host_digest(0, 10) is None

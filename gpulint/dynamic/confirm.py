@@ -74,6 +74,8 @@ def confirm(static: list[Finding], analysis: Analysis) -> list[Finding]:
             continue
         executed = index.at(index.objects if code in _AT_ALLOCATION else index.transfers, loc.path, loc.row)
         same = [d for d in index.at(index.findings, loc.path, loc.row) if d.code == code]
+        for d in same:  # the run's own finding at this site is this one, not a trace-only extra
+            matched.add(id(d))
         if code == "GL101":
             # An allocation site, or else a cache flush's (`torch.cuda.empty_cache()` in the loop).
             same, executed = _alloc_in_loop(executed or index.at(index.flushes, loc.path, loc.row))
@@ -123,6 +125,10 @@ def _alloc_in_loop(objects: list) -> tuple[list, list]:
 
 
 def _repeated_transfer(events: list) -> tuple[list, list]:
-    """GL103 holds when the line copied to the device more than once."""
+    """GL103 holds when the line copied the same host bytes to the device more than once (by
+    their digests; any two copies where the trace has none)."""
     h2d = [e for e in events if e.op is Op.COPY and e.direction in ("h2d", "default")]
+    digests = [e.content for e in h2d if e.content]
+    if digests and len(set(digests)) == len(digests):
+        return [], events  # every upload carried other bytes: the data changes each time
     return (h2d if len(h2d) > 1 else []), events

@@ -59,6 +59,8 @@ def by_site(findings: list[Finding], model: WhatIf, min_bytes: int) -> Grouped:
             else:
                 finding.message += f" ({len(members)} times at this site)"
         total = sum(sizes) if sizes else None
+        if len(members) == 1 and isinstance(finding.properties.get("total_bytes"), int):
+            total = finding.properties["total_bytes"]  # a site-level finding (GL101, GL103 from a run)
         saved = finding.properties.get("peak_saved_bytes", 0)
         below = total is not None and total < min_bytes and saved < min_bytes
         (hidden if below else shown).append(finding)

@@ -186,7 +186,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         size = raw.get("size")
         event = Event(t=stamp, op=op, api=str(api), location=location, launches=1 if op is Op.LAUNCH else 0,
                       size=sizes[size] if isinstance(size, int) else None,
-                      direction=raw.get("kind"), stream=raw.get("stream", 0), detail=ev)
+                      direction=raw.get("kind"), stream=raw.get("stream", 0), detail=ev, content=raw.get("digest"))
         timeline.events.append(event)
         if ev == "alloc":
             obj = raw.get("obj")

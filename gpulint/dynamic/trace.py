@@ -337,7 +337,7 @@ _FIELDS: dict[str, dict[str, Any]] = {
               "uses_unknown": _flag, "segment": _optional_text, "device": _optional_text, "framework": _optional_text},
     "free": {**_COMMON, "obj": _id},
     "memcpy": {**_COMMON, "dst": _optional_id, "src": _optional_id, "size": _bytes, "kind": _text,
-               "dst_offset": _bytes, "src_offset": _bytes},
+               "dst_offset": _bytes, "src_offset": _bytes, "digest": _optional_text},
     "memset": {**_COMMON, "obj": _id, "size": _bytes, "offset": _bytes},
     "launch": {**_COMMON, "kernel": _text, "reads": _ids, "writes": _ids, "args_only": _flag, "params_unread": _flag},
     "sync": {**_COMMON, "scope": _text},

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.findings import Applicability, Finding, Fix, Related, human_bytes
 from gpulint.fixes import placement
 from gpulint.fixes.builders import (around_loop, declaration_in_loop, directly_in, hoistable_names, move_statements,
                                     real_frees, remove_call)
@@ -18,7 +18,8 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## What it does
     Flags `cudaMalloc` (also managed, pitched and pinned host allocations) inside a loop when
     the size does not change from one iteration to the next and the pointer goes to the same
-    variable each time. In Python: raw allocations (Numba `cuda.device_array`, cuda-python
+    variable each time. From a trace alone: a site that allocated the same size three times or
+    more, each freed before the next one was made. In Python: raw allocations (Numba `cuda.device_array`, cuda-python
     `cudaMalloc`, `cupy.cuda.alloc`) and cache flushes (`torch.cuda.empty_cache()`) in loops;
     framework factories are not flagged because caching allocators absorb them.
 
@@ -94,6 +95,34 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         finding = make("GL101", alloc.location, message, h, related)
         finding.fix = _hoist(unit, h, loop, frees)
         yield finding
+    yield from _run_reallocations(unit)
+
+
+# A run's site must allocate this often (each freed before the next) to be "again and again".
+RUN_MIN_ALLOCATIONS = 3
+
+
+def _run_reallocations(unit: Unit) -> Iterator[Finding]:
+    """A run: the same site allocating the same size again and again, each buffer freed before
+    the next one is made (a loop's `cudaMalloc`/`cudaFree` pair, seen without its source)."""
+    by_site: dict[tuple, list[ObjectHistory]] = {}
+    for h in unit.histories:
+        if h.origin != "dynamic" or h.alloc is None or h.kind in ("async", "tensor", "segment", "host") \
+                or h.incomplete or not h.bytes:
+            continue  # caching allocators and stream-ordered pools absorb repeated allocations
+        by_site.setdefault((h.alloc.location, h.bytes, h.alloc.api), []).append(h)
+    for (location, nbytes, api), objects in by_site.items():
+        if len(objects) < RUN_MIN_ALLOCATIONS:
+            continue
+        objects.sort(key=lambda h: h.alloc.t)
+        freed_first = [a for a, b in zip(objects, objects[1:]) if a.frees and min(f.t for f in a.frees) < b.alloc.t]
+        if len(freed_first) < RUN_MIN_ALLOCATIONS - 1:
+            continue
+        free = min(freed_first[0].frees, key=lambda f: f.t)
+        message = (f"`{api}` here allocated {human_bytes(nbytes)} {len(objects)} times in the run, each freed "
+                   f"(`{free.api}`) before the next: allocate it once and reuse it")
+        yield make("GL101", location, message, objects[0], [Related(f"`{free.api}` frees each one", free.location)],
+                   allocations=len(objects), total_bytes=nbytes * len(objects))
 
 
 def _hoist(unit: Unit, h: ObjectHistory, loop: Loop, frees) -> Fix | None:

@@ -4,7 +4,7 @@ from typing import Iterator
 
 import re
 
-from gpulint.findings import Applicability, Finding, Fix, Related
+from gpulint.findings import Applicability, Finding, Fix, Related, human_bytes
 from gpulint.fixes import placement
 from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
 from gpulint.history import Access, Event, Loop, ObjectHistory, Op, Unit
@@ -19,6 +19,8 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
     ## What it does
     Flags a host-to-device copy inside a loop when nothing in the loop changes the host data,
     the size, or the destination pointer, and nothing in the loop writes the destination.
+    From a trace alone: a site that copied identical host bytes to the device more than once
+    (the collectors record a digest of each upload's source bytes, sampled above 64 KiB).
 
     ## Why is this bad?
     The same bytes cross PCIe on every iteration; the copy could run once before the loop.
@@ -74,6 +76,30 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             finding = make("GL103", event.location, message, h, related)
             finding.fix = _hoist_copy(unit, h, event, loop)
             yield finding
+    yield from _run_repeated_uploads(unit)
+
+
+def _run_repeated_uploads(unit: Unit) -> Iterator[Finding]:
+    """A run: one site uploading the same host bytes (equal digests and size) more than once."""
+    seen: dict[tuple, list[tuple[Event, ObjectHistory]]] = {}
+    for h in unit.histories:
+        if h.origin != "dynamic" or h.kind in ("pinned", "host"):
+            continue
+        for touch in h.touches:
+            event = touch.event
+            if event.op is Op.COPY and event.direction == "h2d" and event.content and touch.access & Access.WRITE:
+                seen.setdefault((event.location, event.content, event.size.value if event.size else None),
+                                []).append((event, h))
+    for (location, _, nbytes), uploads in seen.items():
+        if len(uploads) < 2:
+            continue
+        uploads.sort(key=lambda pair: pair[0].t)
+        event, h = uploads[0]
+        amount = human_bytes(nbytes) if isinstance(nbytes, int) else "the same data"
+        message = (f"{what(event)} here uploaded the same {amount} of host data {len(uploads)} times (identical "
+                   f"bytes each time): copy it once and keep the device copy")
+        yield make("GL103", location, message, h, [Related(f"`{h.name}` is allocated here", h.alloc.location)],
+                   uploads=len(uploads), total_bytes=(nbytes or 0) * len(uploads))
 
 
 def _hoist_copy(unit: Unit, h: ObjectHistory, copy: Event, loop: Loop) -> Fix | None:

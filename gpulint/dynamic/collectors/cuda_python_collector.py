@@ -14,7 +14,7 @@ import ctypes
 import sys
 from typing import Any, Callable
 
-from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, _is_user_file
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, _is_user_file, host_digest
 
 _ALLOCS = ("cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cuMemAlloc", "cuMemAllocManaged",
            "cuMemAllocAsync", "cuMemAllocHost")
@@ -142,10 +142,16 @@ class CudaPythonCollector:
                 kind = {0: "h2h", 1: "h2d", 2: "d2h", 3: "d2d"}.get(_address(args[3]) or 4, "default")
             dst, src = self._find(args[dst_i]), self._find(args[src_i])
             if dst or src:
-                rec.write({"ev": "memcpy", "t": rec.tick(), "dst": dst[0] if dst else None,
-                           "src": src[0] if src else None, "size": _address(args[size_i]) or 0, "kind": kind,
-                           "stream": self._stream(args, name), "dst_offset": dst[1] if dst else 0,
-                           "src_offset": src[1] if src else 0, "site": rec.site()})
+                size = _address(args[size_i]) or 0
+                event = {"ev": "memcpy", "t": rec.tick(), "dst": dst[0] if dst else None,
+                         "src": src[0] if src else None, "size": size, "kind": kind,
+                         "stream": self._stream(args, name), "dst_offset": dst[1] if dst else 0,
+                         "src_offset": src[1] if src else 0, "site": rec.site()}
+                if kind == "h2d" and not src:
+                    digest = host_digest(_address(args[src_i]) or 0, size)
+                    if digest:
+                        event["digest"] = digest
+                rec.write(event)
         elif name in _MEMSETS:
             dst_i, count_i, unit = _MEMSETS[name]
             target = self._find(args[dst_i])

@@ -14,7 +14,7 @@ import threading
 import weakref
 from typing import Any
 
-from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, host_digest
 
 
 def _pointer(obj: Any) -> int | None:
@@ -26,6 +26,19 @@ def _pointer(obj: Any) -> int | None:
 
     try:
         return int(driver.device_pointer(obj))
+    except Exception:
+        return None
+
+
+def _host_pointer(obj: Any) -> int | None:
+    """The host address of a NumPy array or of what Numba's driver takes as host memory."""
+    interface = getattr(obj, "__array_interface__", None)
+    if isinstance(interface, dict):
+        return int(interface["data"][0] or 0)
+    from numba.cuda.cudadrv import driver
+
+    try:
+        return int(driver.host_pointer(obj))
     except Exception:
         return None
 
@@ -101,11 +114,16 @@ class NumbaCollector:
                 target = collector._find(dst) if kind != "d2h" else None
                 source = collector._find(src) if kind != "h2d" else None
                 if target or source:
-                    collector.recorder.write({
+                    event = {
                         "ev": "memcpy", "t": collector.recorder.tick(), "dst": target[0] if target else None,
                         "src": source[0] if source else None, "size": int(size), "kind": kind,
                         "stream": collector.stream_id(stream), "dst_offset": target[1] if target else 0,
-                        "src_offset": source[1] if source else 0, "site": collector.recorder.site()})
+                        "src_offset": source[1] if source else 0, "site": collector.recorder.site()}
+                    if kind == "h2d":
+                        digest = host_digest(_host_pointer(src) or 0, int(size))
+                        if digest:
+                            event["digest"] = digest
+                    collector.recorder.write(event)
             return result
 
         return copy

@@ -310,3 +310,29 @@ class session:
                 self.recorder.write({"ev": "note", "text": note})
             self.recorder.closed = True
             self.recorder.writer.close()
+
+
+# A host-to-device copy's digest: every byte up to this size, else this many windows of this
+# size spread evenly over the buffer (a 1 GiB upload costs 64 KiB of hashing).
+DIGEST_WHOLE = 64 * 1024
+DIGEST_WINDOWS = 64
+DIGEST_WINDOW = 1024
+
+
+def host_digest(address: int, size: int) -> str | None:
+    """16 hex digits of a hash of `size` host bytes at `address` (sampled above 64 KiB) and the
+    size.  Digests are compared within one trace only: equal digests at one site are the same
+    data uploaded again (GL103)."""
+    import ctypes
+    import hashlib
+
+    if not address or size <= 0:
+        return None
+    digest = hashlib.blake2b(size.to_bytes(8, "little"), digest_size=8)
+    if size <= DIGEST_WHOLE:
+        digest.update(ctypes.string_at(address, size))
+    else:
+        step = (size - DIGEST_WINDOW) // (DIGEST_WINDOWS - 1)
+        for i in range(DIGEST_WINDOWS):
+            digest.update(ctypes.string_at(address + i * step, DIGEST_WINDOW))
+    return digest.hexdigest()

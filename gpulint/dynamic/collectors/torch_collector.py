@@ -40,7 +40,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from gpulint.dynamic.collectors.recorder import Recorder
+from gpulint.dynamic.collectors.recorder import Recorder, host_digest
 
 # Ops that write every element of their first argument without reading it.
 _OVERWRITE = {"aten::zero_", "aten::fill_", "aten::normal_", "aten::uniform_", "aten::random_", "aten::bernoulli_",
@@ -369,11 +369,16 @@ class OpRecorder:
         if dst is None or not isinstance(src, torch.Tensor):
             return False
         src_oid = self.objects.known(src)
+        kind = _direction(src.device, dst.device)
+        digest = ""
+        if kind == "h2d" and src.is_contiguous():  # what GL103 compares: the host bytes uploaded
+            found = host_digest(src.data_ptr(), src.numel() * src.element_size())
+            digest = f',"digest":"{found}"' if found else ""
         self.recorder.write_line(
             f'{{"ev":"memcpy","t":{t},"dst":{dst_oid},"src":{"null" if src_oid is None else src_oid},'
-            f'"size":{dst.numel() * dst.element_size()},"kind":"{_direction(src.device, dst.device)}","stream":0,'
+            f'"size":{dst.numel() * dst.element_size()},"kind":"{kind}","stream":0,'
             f'"dst_offset":{dst.storage_offset() * dst.element_size()},'
-            f'"src_offset":{src.storage_offset() * src.element_size()},"site":{site}}}')
+            f'"src_offset":{src.storage_offset() * src.element_size()}{digest},"site":{site}}}')
         return True
 
     def _memset(self, t: int, oid: int, tensor: torch.Tensor, site: str) -> None:

@@ -335,20 +335,46 @@ const char* direction(Sanitizer_MemcpyDirection d) {
 
 std::string id_or_null(uint64_t id) { return id ? std::to_string(id) : std::string("null"); }
 
+// A digest of the host bytes a host-to-device copy reads (FNV-1a over the size, then every byte
+// up to 64 KiB, else 64 windows of 1 KiB spread evenly): equal digests at one site are the same
+// data uploaded again (GL103).  Read at the API call, before the copy, as the copy reads them.
+uint64_t host_digest(const unsigned char* bytes, uint64_t size) {
+    uint64_t hash = 0xcbf29ce484222325ull;
+    auto mix = [&hash](const unsigned char* p, uint64_t n) {
+        for (uint64_t i = 0; i < n; ++i) { hash ^= p[i]; hash *= 0x100000001b3ull; }
+    };
+    unsigned char length[8];
+    memcpy(length, &size, sizeof length);
+    mix(length, sizeof length);
+    constexpr uint64_t kWhole = 64 * 1024, kWindows = 64, kWindow = 1024;
+    if (size <= kWhole) {
+        mix(bytes, size);
+    } else {
+        uint64_t step = (size - kWindow) / (kWindows - 1);
+        for (uint64_t i = 0; i < kWindows; ++i) mix(bytes + i * step, kWindow);
+    }
+    return hash;
+}
+
 void on_memcpy(const Sanitizer_MemcpyData* data) {
     if (in_tool) return;
     std::lock_guard<std::mutex> guard(state->lock);
     uint64_t dst = object_at(data->dstAddress), src = object_at(data->srcAddress);
     if (!dst && !src) return;  // host to host, or memory gpulint does not track
     uint64_t size = data->size ? data->size : data->width * (data->height ? data->height : 1);
-    char head[320];
+    char digest[40] = "";
+    if (data->direction == SANITIZER_MEMCPY_DIRECTION_HOST_TO_DEVICE && !src && data->size && data->srcAddress)
+        snprintf(digest, sizeof digest, ",\"digest\":\"%016lx\"",
+                 static_cast<unsigned long>(host_digest(reinterpret_cast<const unsigned char*>(data->srcAddress),
+                                                        data->size)));
+    char head[360];
     snprintf(head, sizeof head,
              "{\"ev\":\"memcpy\",\"t\":%lu,\"dst\":%s,\"src\":%s,\"size\":%lu,\"kind\":\"%s\",\"stream\":%d,"
-             "\"dst_offset\":%lu,\"src_offset\":%lu,\"site\":",
+             "\"dst_offset\":%lu,\"src_offset\":%lu%s,\"site\":",
              static_cast<unsigned long>(next_t()), id_or_null(dst).c_str(), id_or_null(src).c_str(),
              static_cast<unsigned long>(size), direction(data->direction), stream_id(data->apiStream),
              static_cast<unsigned long>(dst ? data->dstAddress - base_of(data->dstAddress) : 0),
-             static_cast<unsigned long>(src ? data->srcAddress - base_of(data->srcAddress) : 0));
+             static_cast<unsigned long>(src ? data->srcAddress - base_of(data->srcAddress) : 0), digest);
     emit(std::string(head) + site() + "}");
 }
 
