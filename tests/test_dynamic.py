@@ -484,3 +484,60 @@ def test_host_digest_samples_large_buffers() -> None:
     big[0] = 1  # inside the first window
     assert host_digest(ctypes.addressof(big), len(big)) != before
     assert host_digest(0, 10) is None
+
+
+def gramschmidt_trace(tmp_path: Path, n: int = 32) -> Path:
+    """R of Gram-Schmidt (n x n floats, one row = 4 granules of 32 bytes): iteration k's kernel1
+    writes r[k][k], kernel2 reads it, kernel3 writes r[k][j] for j > k, reading q and a over n
+    rows each (2n accesses per element).  Counts per launch, as the native collector records."""
+    path = tmp_path / "g.jsonl"
+    row_granules = n * 4 // 32
+    t = 1
+    with TraceWriter(path, collector="test", granularity=32) as writer:
+        writer.write(alloc(t, 1, n * n * 4))
+        for k in range(n):
+            for kernel in ("gramschmidt_kernel1", "gramschmidt_kernel2", "gramschmidt_kernel3"):
+                t += 1
+                writer.write(launch(t, [1], [1], kernel=kernel))
+                counts = np.zeros(n * n, dtype=np.uint32)
+                if kernel == "gramschmidt_kernel3":
+                    counts[k * n + k + 1:(k + 1) * n] = 2 * n
+                else:
+                    counts[k * n + k] = 1
+                bits = np.zeros(n * row_granules, dtype=bool)
+                touched = np.flatnonzero(counts)
+                bits[np.unique(touched * 4 // 32)] = True
+                writer.add_bitmap(1, t, bits, None)
+                writer.add_counts(1, t, counts)
+        writer.write(free(t + 1, 1))
+    return path
+
+
+def test_gramschmidt_rows_are_structured_and_non_uniform(tmp_path: Path) -> None:
+    """DrGPUM's GRAMSCHM R_gpu rows: structure per kernel (the three kernels of an iteration share
+    row k), and the access totals per row fall linearly: a coefficient of variation near 58%."""
+    found = analyze(gramschmidt_trace(tmp_path), Settings(min_bytes=0), CODES).findings
+    structured = by_code(found, "GL010")
+    assert [(f.properties["kernel"], f.properties["slices"]) for f in structured] == [("gramschmidt_kernel3", 31)]
+    hot = by_code(found, "GL009")
+    assert len(hot) == 1 and hot[0].properties["measure"] == "slices"
+    assert 0.5 < hot[0].properties["coefficient_of_variation"] < 0.65
+
+
+def test_frequency_is_per_launch(tmp_path: Path) -> None:
+    """Two launches, each hot on its own half: the run's totals are uniform, each launch is not
+    (DrGPUM zeroes the counts at every GPU API)."""
+    path = tmp_path / "p.jsonl"
+    bits = np.ones(8, dtype=bool)
+    with TraceWriter(path, collector="test", granularity=32) as writer:
+        writer.write(alloc(1, 1, 256))
+        for t, hot in ((2, slice(0, 32)), (3, slice(32, 64))):
+            counts = np.ones(64, dtype=np.uint32)
+            counts[hot] = 20
+            writer.write(launch(t, [1], [1], kernel="k"))
+            writer.add_bitmap(1, t, bits, None)
+            writer.add_counts(1, t, counts)
+        writer.write(free(4, 1))
+    hot = by_code(analyze(path, Settings(min_bytes=0), CODES).findings, "GL009")
+    assert len(hot) == 1 and hot[0].properties["measure"] == "per-launch"
+    assert hot[0].properties["coefficient_of_variation"] > 0.8

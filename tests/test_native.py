@@ -156,3 +156,28 @@ def test_object_level_trace_needs_no_finishing(tmp_path: Path, stack_binary) -> 
     found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
     assert [(f.code, Path(f.location.path).name, f.location.row) for f in found] == [
         ("GL004", "app.c", line_of(STACK_PROGRAM, "    where();")), ("GL005", "app.c", line_of(STACK_PROGRAM, "    where();"))]
+
+
+def test_finalize_summarises_each_launchs_counts(tmp_path: Path) -> None:
+    """At --level full the tool writes each launch's per-element counts; finalize keeps the run's
+    sum in the sidecar and each launch's variation on its bitmap event (DrGPUM's per-API
+    frequency), never the per-launch arrays (each as large as the object)."""
+    trace = tmp_path / "run.jsonl"
+    words = np.array([0xFFFF], dtype="<u4")  # all 16 four-byte granules touched
+    hot = np.array([1] * 12 + [40] * 4, dtype="<u4")  # 16 four-byte elements, 4 of them hot
+    flat = np.full(16, 3, dtype="<u4")
+    (tmp_path / "run.jsonl.bits").write_bytes(words.tobytes() + hot.tobytes() + flat.tobytes())
+    site = [["app.cu", 3, "main"]]
+    lines = [{"ev": "meta", "version": 1, "collector": "native", "argv": ["./app"], "device": None, "granularity": 4},
+             {"ev": "alloc", "t": 1, "obj": 1, "addr": 1 << 32, "size": 64, "stream": 0, "api": "cudaMalloc",
+              "site": site}]
+    for t, at in ((2, len(words) * 4), (3, len(words) * 4 + 64)):
+        lines.append({"ev": "launch", "t": t, "stream": 0, "kernel": "k", "reads": [1], "writes": [], "site": site})
+        lines.append({"ev": "bitmap", "obj": 1, "launch_t": t, "key": f"o1_t{t}", "granularity": 4, "read": True,
+                      "write": False, "raw": {"read_at": 0, "bits": 16, "counts_at": at}})
+    trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    finalize(trace)
+    events = read_trace(trace).events
+    cvs = [(e["launch_t"], e["counts_cv"], e["counts_accessed"]) for e in events if e["ev"] == "bitmap"]
+    assert cvs[1] == (3, 0.0, 16) and cvs[0][0] == 2 and cvs[0][1] > 1.0
+    assert [e["key"] for e in events if e["ev"] == "counts"] == ["c1_tall"]

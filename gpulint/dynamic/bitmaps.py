@@ -81,6 +81,62 @@ def disjoint_launches(info: AccessInfo) -> bool:
     return int(total) == int(np.logical_or.reduce(bits).sum())
 
 
+@dataclass
+class Slices:
+    """A kernel whose successive launches touch disjoint parts of an object: one slice per launch."""
+
+    kernel: str
+    launches: list  # the launch events, one per slice
+    bits: list[np.ndarray]  # granules of each slice
+
+    @property
+    def largest_granules(self) -> int:
+        return max(int(b.sum()) for b in self.bits)
+
+
+def kernel_slices(info: AccessInfo) -> Slices | None:
+    """DrGPUM's structured access, judged per kernel across its launches: the kernel whose
+    launches (two or more that touched the object) never touch a granule twice, and together
+    cover at least half of what the run touched in the object.  Other kernels may touch the same
+    slices (GRAMSCHM's three kernels of an iteration all touch row k of R)."""
+    per_launch = launch_bits(info)
+    if not per_launch:
+        return None
+    touched_any = int(np.logical_or.reduce(per_launch).sum())
+    by_kernel: dict[str, tuple[list, list[np.ndarray]]] = {}
+    for (launch, _, _), bits in zip(info.per_launch, per_launch):
+        if bits.any():  # a launch that touched nothing of it (the last, empty step) is no slice
+            launches, slices = by_kernel.setdefault(launch.api, ([], []))
+            launches.append(launch)
+            slices.append(bits)
+    best: Slices | None = None
+    best_covered = 0
+    for kernel, (launches, slices) in by_kernel.items():
+        if len(slices) < 2:
+            continue
+        covered = int(np.logical_or.reduce(slices).sum())
+        if int(sum(int(b.sum()) for b in slices)) != covered or 2 * covered < touched_any:
+            continue
+        if covered > best_covered:
+            best, best_covered = Slices(kernel, launches, slices), covered
+    return best
+
+
+def slice_variation(info: AccessInfo, slices: Slices) -> float | None:
+    """Coefficient of variation of the run's access totals per slice (DrGPUM's frequency over
+    slices: GRAMSCHM's rows of R get fewer accesses as the factorisation goes on)."""
+    if info.counts is None:
+        return None
+    granules = slices.bits[0].size
+    element_granule = (np.arange(info.counts.size, dtype=np.int64) * info.count_granularity) // info.granularity
+    keep = element_granule < granules
+    per_granule = np.bincount(element_granule[keep], weights=info.counts[keep].astype(np.float64), minlength=granules)
+    totals = np.array([per_granule[bits].sum() for bits in slices.bits])
+    if totals.size < 2 or totals.mean() == 0:
+        return None
+    return float(totals.std() / totals.mean())
+
+
 def variation(counts: np.ndarray) -> tuple[float, np.ndarray]:
     """Coefficient of variation (std / mean) of the access counts of the accessed elements, and
     those counts."""

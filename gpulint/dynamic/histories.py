@@ -47,6 +47,9 @@ class AccessInfo:
     # Byte ranges [start, end) that copies and memsets read or wrote: a buffer a 256 MiB copy
     # fills is used that far, whatever its kernels touch.
     extents: list[tuple[int, int]] = field(default_factory=list)
+    # Per launch (DrGPUM's per-GPU-API frequency): the coefficient of variation of the access
+    # counts of the elements it touched, and how many it touched.
+    launch_counts: list[tuple[Event, float, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -258,6 +261,11 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                 info = access.setdefault(raw["obj"], AccessInfo(granularity, history.bytes or 0))
                 info.counts = counts if info.counts is None else info.counts + counts
                 info.count_granularity = int(raw.get("granularity") or 4)
+                launch = launches_by_t.get(raw.get("launch_t"))
+                if launch is not None:
+                    from gpulint.dynamic.collectors.native.finalize import count_variation
+
+                    info.launch_counts.append((launch, *count_variation(counts)))
         elif ev == "pool":
             pools.append(raw)
     if device_tensors:
@@ -308,6 +316,8 @@ def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHisto
         return
     info = access.setdefault(raw["obj"], AccessInfo(int(raw.get("granularity") or granularity), history.bytes or 0))
     info.per_launch.append((launch, read, write))
+    if raw.get("counts_cv") is not None:
+        info.launch_counts.append((launch, float(raw["counts_cv"]), int(raw.get("counts_accessed") or 0)))
 
 
 def line_warning(binary: str) -> str:

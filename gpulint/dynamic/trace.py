@@ -309,6 +309,11 @@ def _stream(value: Any) -> str | None:
         else "a stream id"
 
 
+def _fraction(value: Any) -> str | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+    return None if ok else "a non-negative number"
+
+
 def _granularity(value: Any) -> str | None:
     ok = _is_int(value) and 0 < value < _U64 and value & (value - 1) == 0
     return None if ok else "a positive power of two"
@@ -344,7 +349,7 @@ _FIELDS: dict[str, dict[str, Any]] = {
     "event_record": {**_COMMON},
     "event_wait": {**_COMMON},
     "bitmap": {"obj": _id, "launch_t": _time, "key": _text, "granularity": _granularity, "read": _flag,
-               "write": _flag},
+               "write": _flag, "counts_cv": _fraction, "counts_accessed": _bytes},
     "counts": {"obj": _id, "launch_t": _optional_time, "key": _text, "granularity": _granularity},
     "pool": {"t": _time, "pool": _text, "reserved": _bytes, "allocated": _bytes, "allocated_peak": _bytes},
     "flush": {**_COMMON, "pool": _optional_text},

@@ -13,9 +13,11 @@ from gpulint.rules.registry import RuleSettings, rule
 def structured_access(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does
-    With a trace recorded at `--level access`: flags an object that two or more launches
-    touch where no granule is touched by more than one launch, so each launch works on a
-    slice of its own.
+    With a trace recorded at `--level access`: flags an object of which one kernel's
+    successive launches (two or more) never touch a granule twice, so each launch works on a
+    slice of its own, and those slices cover at least half of what the run touched. Judged per
+    kernel: other kernels may touch the same slices (in Gram-Schmidt, all three kernels of an
+    iteration touch row k of R).
 
     ## Why is this bad?
     The whole buffer is allocated up front although at any time only one slice is in use:
@@ -42,14 +44,16 @@ def structured_access(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     measured = [h for h in unit.histories if h.measured is not None and getattr(h.measured, "per_launch", None)]
     if not measured:
         return
-    from gpulint.dynamic.bitmaps import disjoint_launches, launch_bits
+    from gpulint.dynamic.bitmaps import kernel_slices
 
     for h in measured:
-        if not disjoint_launches(h.measured):
+        slices = kernel_slices(h.measured)
+        if slices is None:
             continue
-        launches = [launch for launch, _, _ in h.measured.per_launch]
-        largest = max(int(b.sum()) for b in launch_bits(h.measured)) * h.measured.granularity
-        message = (f"{len(launches)} launches each touch a disjoint slice of `{h.name}` ({h.bytes} bytes; the largest "
-                   f"slice is {min(largest, h.bytes or largest)} bytes): allocate per slice")
-        related = [Related(f"{what(e)} touches its own slice", e.location) for e in launches[:3]]
-        yield make("GL010", h.alloc.location, message, h, related, slices=len(launches), largest_slice_bytes=largest)
+        largest = slices.largest_granules * h.measured.granularity
+        message = (f"{len(slices.bits)} launches of `{slices.kernel}` each touch a disjoint slice of `{h.name}` "
+                   f"({h.bytes} bytes; the largest slice is {min(largest, h.bytes or largest)} bytes): allocate per "
+                   f"slice")
+        related = [Related(f"{what(e)} touches its own slice", e.location) for e in slices.launches[:3]]
+        yield make("GL010", h.alloc.location, message, h, related, slices=len(slices.bits), kernel=slices.kernel,
+                   largest_slice_bytes=largest)

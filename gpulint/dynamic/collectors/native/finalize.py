@@ -20,6 +20,14 @@ def _words(raw: bytes, at: int, bits: int) -> np.ndarray:
     return np.unpackbits(chunk.view(np.uint8), bitorder="little")[:bits].astype(bool)
 
 
+def count_variation(counts: np.ndarray) -> tuple[float, int]:
+    """Coefficient of variation (std / mean) of the non-zero access counts, and how many there are."""
+    used = counts[counts > 0].astype(np.float64)
+    if used.size < 2 or used.mean() == 0:
+        return 0.0, int(used.size)
+    return float(used.std() / used.mean()), int(used.size)
+
+
 def finalize(trace: Path) -> int:
     """Rewrite `trace` in place; returns the number of events.  Safe on a trace cut short."""
     raw_bits_path = Path(str(trace) + ".bits")
@@ -56,6 +64,10 @@ def finalize(trace: Path) -> int:
                         counts = np.frombuffer(raw_bits, dtype="<u4", count=bits, offset=int(raw["counts_at"]))
                         total = counts_sum.get(event["obj"])
                         counts_sum[event["obj"]] = counts.astype(np.uint32) if total is None else total + counts
+                        # DrGPUM's frequency is per GPU API: this launch's counts, summarised
+                        # here (a launch's whole array would be the object's size again).
+                        cv, accessed = count_variation(counts)
+                        event["counts_cv"], event["counts_accessed"] = round(cv, 4), accessed
                 except (ValueError, KeyError):
                     continue  # bits the crash never wrote
             if ev == "meta":
