@@ -1,6 +1,6 @@
 """`gpulint run` on a GPU: small CUDA programs, each showing one pattern, run under the native
-collector; the run's findings must be exactly the `// run: GLxxx` markers of the program (and
-GL101 / GL103, which only static analysis sees, must be confirmed by the run).  Skipped where
+collector; the run's findings must be exactly the `// run: GLxxx` markers of the program, at -O0
+and -O3 alike (GL101 and GL103 included: a run shows them alone, and confirms the static ones).  Skipped where
 there is no GPU; results are recorded in docs/benchmarks.md."""
 from __future__ import annotations
 
@@ -38,10 +38,13 @@ def markers(source: Path) -> Counter:
                    for m in MARKER.finditer(line))
 
 
-def compile_program(name: str, tmp_path: Path) -> Path:
+def compile_program(name: str, tmp_path: Path, opt: str = "-O0") -> Path:
+    """Built as users build: `-g -lineinfo` at the given optimisation level (PolyBench's own
+    flags are `-O3 -g -lineinfo`; at -O2 and above `cudaMalloc<T>` is inlined)."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    exe = tmp_path / name
-    subprocess.run([nvcc, "-std=c++17", "-g", "-lineinfo", "-o", str(exe), str(PROGRAMS / f"{name}.cu")], check=True)
+    exe = tmp_path / f"{name}{opt}"
+    subprocess.run([nvcc, "-std=c++17", opt, "-g", "-lineinfo", "-o", str(exe), str(PROGRAMS / f"{name}.cu")],
+                   check=True)
     return exe
 
 
@@ -55,19 +58,22 @@ def record(name: str, level: str, found: list, extra: dict | None = None) -> Non
                       + "\n")
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
 @pytest.mark.parametrize("name, level", [
     ("gl001_early", "object"), ("gl002_late", "object"), ("gl003_reuse", "object"), ("gl004_unused", "object"),
     ("gl005_leak", "object"), ("gl006_idle", "object"), ("gl007_dead", "object"), ("gl008_quarter", "access"),
-    ("gl009_hot", "full"), ("gl010_slices", "access"),
+    ("gl009_hot", "full"), ("gl010_slices", "access"), ("gl101_loop", "object"), ("gl103_copy", "object"),
 ])
-def test_run_finds_exactly_the_pattern(name: str, level: str, tmp_path: Path) -> None:
-    exe = compile_program(name, tmp_path)
+def test_run_finds_exactly_the_pattern(name: str, level: str, opt: str, tmp_path: Path) -> None:
+    """The same findings at the same lines at -O0 and -O3: every allocation goes through the
+    `cudaMalloc<T>` template, which -O3 inlines."""
+    exe = compile_program(name, tmp_path, opt)
     trace = tmp_path / "run.jsonl"
     proc = traced(tmp_path, [str(exe)], level, trace=trace)
     assert proc.returncode == 0, proc.stderr
     assert f"gpulint: wrote {trace}" in proc.stderr
     found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
-    record(name, level, found, {k: f.properties.get(k) for f in found
+    record(name, f"{level} {opt}", found, {k: f.properties.get(k) for f in found
                                 for k in ("accessed_percent", "fragmentation", "coefficient_of_variation", "slices")
                                 if k in f.properties})
     got = Counter((f.code, f.location.row) for f in found if Path(f.location.path).name == f"{name}.cu")
@@ -76,16 +82,17 @@ def test_run_finds_exactly_the_pattern(name: str, level: str, tmp_path: Path) ->
         assert [f.properties["accessed_percent"] for f in found if f.code == "GL008"] == [25.0]
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("name", ["gl101_loop", "gl103_copy"])
-def test_run_confirms_static_loop_findings(name: str, tmp_path: Path) -> None:
-    exe = compile_program(name, tmp_path)
+def test_run_confirms_static_loop_findings(name: str, opt: str, tmp_path: Path) -> None:
+    exe = compile_program(name, tmp_path, opt)
     trace = tmp_path / "run.jsonl"
     assert traced(tmp_path, [str(exe)], trace=trace).returncode == 0
     data = json.loads(run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--confirm", str(trace),
                           str(PROGRAMS / f"{name}.cu"), cwd=tmp_path).stdout)
     code = name[:5].upper()
     marks = [f["properties"].get("confirmation") for f in data if f["code"] == code]
-    record(name, "object", [], {"confirmation": marks})
+    record(name, f"object {opt}", [], {"confirmation": marks})
     assert marks == ["confirmed"], data
 
 
