@@ -449,8 +449,11 @@ def upload_trace(tmp_path: Path, digests: list[str]) -> Path:
 
 def test_repeated_upload_from_a_trace_alone(tmp_path: Path) -> None:
     same = by_code(analyze(upload_trace(tmp_path, ["ab" * 8] * 4), Settings(), CODES).findings, "GL103")
-    assert [(f.location.row, f.properties["uploads"]) for f in same] == [(12, 4)]
-    assert "the same 4.0 MiB of host data 4 times" in same[0].message
+    assert [(f.location.row, f.properties["uploads"], f.properties["repeated_uploads"]) for f in same] == [(12, 4, 3)]
+    assert "4 uploads carrying only 1 distinct contents" in same[0].message
+    assert "the same 4.0 MiB 4 times" in same[0].message
+    cycling = analyze(upload_trace(tmp_path, ["ab" * 8, "cd" * 8] * 3), Settings(), CODES).findings
+    assert [f.properties["distinct"] for f in by_code(cycling, "GL103")] == [2]  # one finding for the site
     changing = analyze(upload_trace(tmp_path, [f"{i:016x}" for i in range(4)]), Settings(), CODES).findings
     assert by_code(changing, "GL103") == []
 

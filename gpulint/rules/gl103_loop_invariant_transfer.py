@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterator
 
 import re
 
-from gpulint.findings import Applicability, Finding, Fix, Related, human_bytes
+from gpulint.findings import Applicability, Finding, Fix, Location, Related, human_bytes
 from gpulint.fixes import placement
 from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
 from gpulint.history import Access, Event, Loop, ObjectHistory, Op, Unit
@@ -80,26 +81,30 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
 
 
 def _run_repeated_uploads(unit: Unit) -> Iterator[Finding]:
-    """A run: one site uploading the same host bytes (equal digests and size) more than once."""
-    seen: dict[tuple, list[tuple[Event, ObjectHistory]]] = {}
+    """A run: one site uploading host bytes it already uploaded (an equal digest and size)."""
+    by_site: dict[Location, list[tuple[Event, ObjectHistory]]] = {}
     for h in unit.histories:
         if h.origin != "dynamic" or h.kind in ("pinned", "host"):
             continue
         for touch in h.touches:
             event = touch.event
             if event.op is Op.COPY and event.direction == "h2d" and event.content and touch.access & Access.WRITE:
-                seen.setdefault((event.location, event.content, event.size.value if event.size else None),
-                                []).append((event, h))
-    for (location, _, nbytes), uploads in seen.items():
-        if len(uploads) < 2:
+                by_site.setdefault(event.location, []).append((event, h))
+    for location, uploads in by_site.items():
+        contents = Counter((e.content, e.size.value if e.size else None) for e, _ in uploads)
+        again = len(uploads) - len(contents)
+        if again < 1:
             continue
         uploads.sort(key=lambda pair: pair[0].t)
-        event, h = uploads[0]
-        amount = human_bytes(nbytes) if isinstance(nbytes, int) else "the same data"
-        message = (f"{what(event)} here uploaded the same {amount} of host data {len(uploads)} times (identical "
-                   f"bytes each time): copy it once and keep the device copy")
+        (content, nbytes), times = contents.most_common(1)[0]
+        event, h = next(pair for pair in uploads if pair[0].content == content)
+        amount = human_bytes(nbytes) if isinstance(nbytes, int) else "data"
+        message = (f"{what(event)} here made {len(uploads)} uploads carrying only {len(contents)} distinct contents: "
+                   f"{again} of them sent host bytes already on the device (the same {amount} {times} times); "
+                   f"copy each once and keep the device copy")
+        repeated = sum((n - 1) * (b or 0) for (_, b), n in contents.items())
         yield make("GL103", location, message, h, [Related(f"`{h.name}` is allocated here", h.alloc.location)],
-                   uploads=len(uploads), total_bytes=(nbytes or 0) * len(uploads))
+                   uploads=len(uploads), distinct=len(contents), repeated_uploads=again, total_bytes=repeated)
 
 
 def _hoist_copy(unit: Unit, h: ObjectHistory, copy: Event, loop: Loop) -> Fix | None:
