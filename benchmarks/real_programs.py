@@ -114,6 +114,8 @@ def one(name: str, spec: dict, build: str, level: str, out: Path) -> dict:
                                                             "accessed_percent") if k in f["properties"]}]
                           for f in everything]
     record["shown_at_default_min_bytes"] = len(shown)
+    report = gpulint("analyze", "--min-bytes", "0", str(trace), cwd=out)
+    (out / f"{tag}.analyze.txt").write_text(report.stdout)
     record["lines"] = dict(Counter(f"{Path(f['filename']).name}:{f['location']['row'] or f['location'].get('symbol')}"
                                    for f in everything))
     sources = [str(p) for p in sources if p.suffix == ".cu"]

@@ -83,7 +83,8 @@ def test_without_a_compiler_the_dispatch_mode_records(tmp_path: Path, monkeypatc
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
     events = run(TESTS / "torch_programs" / "gl004_unused.py", tmp_path / "t.jsonl", "native", monkeypatch)
     notes = [e["text"] for e in events if e["ev"] == "note"]
-    assert len(notes) == 1 and "dispatch mode" in notes[0] and "no-such-compiler" in notes[0]
+    dispatch = [n for n in notes if "dispatch mode" in n]  # (a machine without cupti-python adds its own note)
+    assert len(dispatch) == 1 and "no-such-compiler" in dispatch[0]
     assert any(e["ev"] == "launch" for e in events)
     assert not list((tmp_path / "cache").rglob("*.so"))  # nothing half-built left behind
 
