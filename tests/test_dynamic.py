@@ -544,3 +544,17 @@ def test_frequency_is_per_launch(tmp_path: Path) -> None:
     hot = by_code(analyze(path, Settings(min_bytes=0), CODES).findings, "GL009")
     assert len(hot) == 1 and hot[0].properties["measure"] == "per-launch"
     assert hot[0].properties["coefficient_of_variation"] > 0.8
+
+
+def test_a_launch_points_at_its_launch_not_at_the_kernels_host_stub(tmp_path: Path) -> None:
+    """nvcc's host stub has the kernel's name and its definition's line: the launch's location
+    is the user's `<<<...>>>` line below it."""
+    stack = [["3mm.cu", 103, "mm3_kernel1"], ["3mm.cu", 249, "mm3Cuda"], ["3mm.cu", 300, "main"]]
+    events = [alloc(1, 1, 4096),
+              {"ev": "launch", "t": 2, "kernel": "mm3_kernel1(int, float*)", "stream": 0, "reads": [1], "writes": [],
+               "site": stack},
+              {"ev": "launch", "t": 3, "kernel": "other<float>(float*)", "stream": 0, "reads": [1], "writes": [],
+               "site": stack}, free(4, 1)]
+    result = analyze(write_events(tmp_path / "k.jsonl", events), Settings(min_bytes=0), CODES)
+    launches = [e for e in result.run.unit.timelines[0].events if e.op.value == "launch"]
+    assert [e.location.row for e in launches] == [249, 103]

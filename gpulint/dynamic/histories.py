@@ -73,12 +73,27 @@ def _system(path: str, roots: tuple[str, ...]) -> bool:
     return path.startswith(_PREFIXES) and not any(path.startswith(r) for r in roots)
 
 
-def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
+def _base_name(function: str) -> str:
+    """`ns::step<float>(float*, int)` -> `step`."""
+    head = function.split("(", 1)[0].strip()
+    depth, plain = 0, []
+    for char in head:
+        depth += char == "<"
+        if depth == 0:
+            plain.append(char)
+        depth -= char == ">" and depth > 0
+    return "".join(plain).rsplit("::", 1)[-1].rsplit(" ", 1)[-1]
+
+
+def user_frame(site: list | None, roots: tuple[str, ...] = (), kernel: str | None = None) -> tuple[str, int, str] | None:
     """The innermost frame of a host stack that is in the user's code: the innermost with a line
     in a user's file; else (a binary without line information) the innermost user's function by
-    its symbol, with line 0; else the innermost frame."""
+    its symbol, with line 0; else the innermost frame.  For a launch of `kernel`, the host stub
+    nvcc generates under the kernel's own name (its line is the kernel's definition) is skipped:
+    the launch is where the user wrote `<<<...>>>`."""
     if not site:
         return None
+    stub = _base_name(kernel) if kernel else None
     fallback = lineless = None
     for frame in site:
         if not frame:
@@ -88,7 +103,7 @@ def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int
         line = int(line or 0) if isinstance(line, int) or str(line).isdigit() else 0
         if fallback is None:
             fallback = (path, line, func)
-        if _system(path, roots):
+        if _system(path, roots) or (stub and func and _base_name(func) == stub):
             continue
         if line:
             return path, line, func
@@ -97,7 +112,8 @@ def user_frame(site: list | None, roots: tuple[str, ...] = ()) -> tuple[str, int
     return lineless or fallback
 
 
-def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> tuple[Location, str | None]:
+def _location(site: list | None, fallback: str, roots: tuple[str, ...],
+              kernel: str | None = None) -> tuple[Location, str | None]:
     """Where a host stack points, and the module without line information it had to fall back
     to (for the "rebuild with -g" warning)."""
     native = site and any(isinstance(f, list) and len(f) > 1 and isinstance(f[1], str) for f in site)
@@ -107,7 +123,7 @@ def _location(site: list | None, fallback: str, roots: tuple[str, ...]) -> tuple
         from gpulint.dynamic.collectors.native.symbols import resolve_frames
 
         site = [resolved for f in site for resolved in resolve_frames(f)]
-    frame = user_frame(site, roots)
+    frame = user_frame(site, roots, kernel)
     if frame is None:
         return Location(fallback, 1, 1), None
     path, line, func = frame
@@ -128,14 +144,14 @@ class _Sites:
         self.cache: dict[object, Location] = {}
         self.without_lines: set[str] = set()  # modules whose findings could only name a function
 
-    def location(self, site: list | None) -> Location:
+    def location(self, site: list | None, kernel: str | None = None) -> Location:
         try:
-            key = tuple(map(tuple, site)) if site else None
+            key = (tuple(map(tuple, site)) if site else None, kernel)
         except TypeError:  # frames that are not lists: key by their text
-            key = repr(site)
+            key = (repr(site), kernel)
         found = self.cache.get(key)
         if found is None:
-            found, module = _location(site, self.fallback, self.roots)
+            found, module = _location(site, self.fallback, self.roots, kernel)
             self.cache[key] = found
             if module:
                 self.without_lines.add(module)
@@ -183,7 +199,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                                              location=sites.location(raw.get("site")), detail=ev))
             continue
         last_stamp = stamp
-        location = sites.location(raw.get("site"))
+        location = sites.location(raw.get("site"), raw.get("kernel") if ev == "launch" else None)
         op = _OPS[ev]
         api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
         size = raw.get("size")
