@@ -368,6 +368,7 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         # A Python program: the framework collectors see its tensors (a driver-level tool sees
         # only the caching allocator's segments).
         _run_python(argv, trace)
+    _warn_without_lines(argv[0])  # before: at the object level the program replaces this process
     try:
         outcome = runner.run(argv, trace, level, sample, kernels, granularity)
     except builder.Unavailable as exc:
@@ -376,7 +377,6 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         _fail(f"cannot run {argv[0]}: {exc.strerror or exc}")
     for path in outcome.traces:
         click.echo(f"gpulint: wrote {path}", err=True)
-    _warn_without_lines(argv[0])
     sys.exit(outcome.exit_code)
 
 
@@ -388,6 +388,8 @@ def _warn_without_lines(program: str) -> None:
     from gpulint.dynamic.histories import line_warning
 
     path = program if "/" in program else (shutil.which(program) or program)
+    if Path(path).name.startswith("python"):
+        return  # an interpreter under --collector native: its own line tables are not the question
     if has_host_lines(path) is False:
         click.echo(f"gpulint: warning: {line_warning(program)}", err=True)
 

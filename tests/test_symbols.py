@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,17 @@ def test_analyze_points_at_the_user_line_or_says_why_not(tmp_path: Path, flags: 
         assert {(f.location.row, f.location.symbol) for f in leaks} == {(0, "main")}
         assert [w for w in result.warnings if "built without -g" in w] == [
             f"{binary}: built without -g: findings show function names only; rebuild with -g"]
+
+
+def test_gpulint_run_warns_before_the_program_starts(tmp_path: Path) -> None:
+    """At the object level the program replaces gpulint's process, so the warning comes first;
+    here (no GPU needed) it is printed even though the run then stops for want of a GPU."""
+    binary = build(tmp_path, "-O3", "-lineinfo")
+    done = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--", str(binary)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert f"gpulint: warning: {binary}: built without -g: findings show function names only; rebuild with -g" \
+        in done.stderr
+    with_g = build(tmp_path, "-O0", "-g")
+    done = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--", str(with_g)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert "without -g" not in done.stderr
