@@ -126,3 +126,28 @@ def test_sarif_multitool_with_github_rules(logs, tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=300)
         errors = [line for line in proc.stdout.splitlines() if ": error " in line]
         assert proc.returncode == 0 and not errors, "\n".join(errors[:10]) or proc.stdout[-2000:]
+
+
+def test_a_finding_without_a_line_in_every_format(tmp_path: Path) -> None:
+    """A binary built without -g: the finding names the file and the function, never a line, in
+    every format, and the SARIF stays valid (no region; a logical location for the function)."""
+    from gpulint.findings import Finding, Location, finding_from_dict, finding_to_dict
+    from gpulint.output import FORMATS
+
+    where = Location(str(tmp_path / "app"), 0, 0, symbol="main")
+    found = [Finding("GL005", "memory-leak", "`cudaMalloc#1 (4.0 MiB)` is never freed", where,
+                     properties={"peak_saved_bytes": 0})]
+    assert finding_from_dict(finding_to_dict(found[0])).location == where
+    text = FORMATS["text"](found, files=1)
+    assert f"{tmp_path / 'app'}: in main: GL005" in text and ":0:" not in text
+    assert "line=" not in FORMATS["github"](found)
+    data = json.loads(FORMATS["json"](found))
+    assert data[0]["location"] == {"row": 0, "column": 0, "symbol": "main"}
+    log = json.loads(FORMATS["sarif"](found, rules=["GL005"], root=tmp_path))
+    location = log["runs"][0]["results"][0]["locations"][0]
+    assert "region" not in location["physicalLocation"]
+    assert location["logicalLocations"] == [{"fullyQualifiedName": "main", "kind": "function"}]
+    if SCHEMA is not None:
+        jsonschema.validate(log, SCHEMA)
+    with pytest.raises(ValueError):
+        Location("app", 0, 0)  # no line and no function: never built
