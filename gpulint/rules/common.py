@@ -6,6 +6,16 @@ from gpulint.history import Event, ObjectHistory, Op
 from gpulint.rules.registry import RULES
 
 
+def line(place: Location, anchor: Location) -> str:
+    """`line 12` in the finding's own file; `scan.cu:91` in another (a run spans files); the
+    function where a binary has no line information."""
+    if not place.has_line:
+        return f"in `{place.symbol}`"
+    if place.path == anchor.path:
+        return f"line {place.row}"
+    return f"{place.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{place.row}"
+
+
 def what(event: Event) -> str:
     """`phase1<<<>>>`, `helper()`, `cudaMemcpy` — how a message names an event."""
     if event.op is Op.LAUNCH and event.detail == "loop":

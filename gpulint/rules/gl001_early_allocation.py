@@ -5,8 +5,8 @@ from typing import Iterator
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import move_allocation_down
 from gpulint.history import Event, ObjectHistory, Op, Unit
-from gpulint.rules.common import (draws_random, gap_distance, gap_related, launches_phrase, lifetime_candidates, make,
-                                  what)
+from gpulint.rules.common import (draws_random, gap_distance, gap_related, launches_phrase, lifetime_candidates, line,
+                                  make, what)
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -59,8 +59,8 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if distance < threshold:
             continue
         use = first.first.event
-        message = (f"`{h.name}` is allocated at line {h.alloc.location.row} but first used by {what(use)} "
-                   f"at line {use.location.row}, after {launches_phrase(distance, h)}")
+        message = (f"`{h.name}` is allocated at {line(h.alloc.location, h.alloc.location)} but first used by "
+                   f"{what(use)} at {line(use.location, h.alloc.location)}, after {launches_phrase(distance, h)}")
         related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
         finding = make("GL001", h.alloc.location, message, h, related, distance=distance)
         finding.fix = _move_down(unit, h, use)

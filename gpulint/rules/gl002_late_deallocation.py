@@ -6,7 +6,7 @@ from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes import placement
 from gpulint.fixes.builders import disturbed, insert_line, move_statements, real_frees
 from gpulint.history import Event, ObjectHistory, Unit
-from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -53,11 +53,11 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if free is not None:
             if free.t < last.end:
                 continue  # freed inside the loop that uses it: judged per iteration elsewhere
-            end_t, end_what = free.t, f"freed at line {free.location.row}"
+            end_t, end_what = free.t, f"freed at {line(free.location, h.alloc.location)}"
             end_related = Related(f"`{h.name}` is freed here", free.location)
         elif not h.frees and not h.escaped and h.timeline.end is not None:
             end_t = h.timeline.end_t
-            end_what = f"never freed before the end of `{h.timeline.name}` at line {h.timeline.end.row}"
+            end_what = f"never freed before the end of `{h.timeline.name}` at {line(h.timeline.end, h.alloc.location)}"
             end_related = Related(f"`{h.timeline.name}` ends here", h.timeline.end)
         else:
             continue
@@ -75,7 +75,7 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if distance < threshold:
             continue
         verb = "used" if use is last.last.event else "accessed"
-        message = (f"`{h.name}` is last {verb} by {what(use)} at line {use.location.row} but {end_what}, "
+        message = (f"`{h.name}` is last {verb} by {what(use)} at {line(use.location, h.alloc.location)} but {end_what}, "
                    f"after {launches_phrase(distance, h)}")
         related = [Related(f"last {'use' if verb == 'used' else 'access'} of `{h.name}`: {what(use)}", use.location),
                    end_related, *gap_related(h, gap)]

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from gpulint.findings import Finding, Related
 from gpulint.history import ObjectHistory, Unit, UseSpan
-from gpulint.rules.common import lifetime_candidates, make, what
+from gpulint.rules.common import lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -176,10 +176,11 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
         first_use = spans[id(h)][0].first.event
         last_use = spans[id(other)][1].last.event
         free = other.first_free()
-        freed = f"freed at line {free.location.row}" if free is not None else "never freed"
+        here = h.alloc.location
+        freed = f"freed at {line(free.location, here)}" if free is not None else "never freed"
         message = (f"`{h.name}` ({_size_text(h)}) could reuse `{other.name}`'s buffer: `{other.name}` is last used by "
-                   f"{what(last_use)} at line {last_use.location.row}, before the first use of `{h.name}` by "
-                   f"{what(first_use)} at line {first_use.location.row}, and is still allocated ({freed})")
+                   f"{what(last_use)} at {line(last_use.location, here)}, before the first use of `{h.name}` by "
+                   f"{what(first_use)} at {line(first_use.location, here)}, and is still allocated ({freed})")
         related = [
             Related(f"`{other.name}` is allocated here", other.alloc.location),
             Related(f"last use of `{other.name}`: {what(last_use)}", last_use.location),

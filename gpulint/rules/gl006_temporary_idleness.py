@@ -5,7 +5,7 @@ from typing import Iterator
 
 from gpulint.findings import Finding, Related
 from gpulint.history import Unit, exclusive
-from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, make, what
+from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -65,8 +65,9 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         distance, before, after = max(gaps, key=lambda g: g[0])  # the first of the longest
         a, b = before.last.event, after.first.event
         gap = h.timeline.launches_between(before.end, after.start, a, b)
-        message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at line "
-                   f"{a.location.row} and its next use by {what(b)} at line {b.location.row}")
+        message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at "
+                   f"{line(a.location, h.alloc.location)} and its next use by {what(b)} at "
+                   f"{line(b.location, h.alloc.location)}")
         if len(gaps) > 1:
             message += f" ({len(gaps)} idle gaps in all)"
         related = [Related(f"use of `{h.name}`: {what(a)}", a.location),

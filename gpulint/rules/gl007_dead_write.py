@@ -5,7 +5,7 @@ from typing import Iterator
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import empty_instead_of_filled, remove_call
 from gpulint.history import Access, ObjectHistory, Op, Touch, Unit
-from gpulint.rules.common import lifetime_candidates, make, what
+from gpulint.rules.common import lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 _WRITE_OPS = (Op.COPY, Op.MEMSET)
@@ -71,8 +71,8 @@ def dead_write(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             if not _covers(h, first, later):
                 continue
             a, b = first.event, later.event
-            message = (f"{what(a)} into `{h.name}` at line {a.location.row} is overwritten by {what(b)} at line "
-                       f"{b.location.row} before anything reads it")
+            message = (f"{what(a)} into `{h.name}` at {line(a.location, a.location)} is overwritten by {what(b)} at "
+                       f"{line(b.location, a.location)} before anything reads it")
             related = [Related(f"{what(b)} overwrites `{h.name}`", b.location)]
             finding = make("GL007", a.location, message, h, related)
             if first.by_alloc:
