@@ -384,7 +384,7 @@ def _warn_without_lines(program: str) -> None:
     """A binary without a host line table: say so now, not when every finding shows no line."""
     import shutil
 
-    from gpulint.dynamic.collectors.native.symbols import has_host_lines
+    from gpulint.dynamic.symbols import has_host_lines
     from gpulint.dynamic.histories import line_warning
 
     path = program if "/" in program else (shutil.which(program) or program)

@@ -12,8 +12,12 @@ import bisect
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 from gpulint.findings import Location
+
+if TYPE_CHECKING:  # numpy arrives with a run's measurements, never with static analysis
+    import numpy as np
 
 
 class Op(str, enum.Enum):
@@ -359,6 +363,50 @@ class TimelineBuilder:
         return self.timeline
 
 
+class LaunchBits(NamedTuple):
+    """The granules of an object one launch read and wrote (bool arrays; None: none of that kind)."""
+
+    launch: Event
+    read: np.ndarray | None
+    write: np.ndarray | None
+
+
+class LaunchCounts(NamedTuple):
+    """DrGPUM's per-GPU-API access frequency: the coefficient of variation of the access counts of
+    the elements one launch touched (counts start at zero at each launch), and how many it touched."""
+
+    launch: Event
+    variation: float
+    accessed: int
+
+
+@dataclass
+class AccessInfo:
+    """What a run measured inside one object: granules touched per launch (bitmaps) and
+    per-element access counts.  `gpulint.measures` computes the metrics rules ask for."""
+
+    granularity: int  # bytes per bitmap granule
+    size: int  # bytes of the object
+    per_launch: list[LaunchBits] = field(default_factory=list)
+    counts: np.ndarray | None = None  # per-element access counts (uint32) over the run, when sampled
+    count_granularity: int = 4  # bytes per counted element
+    # Byte ranges [start, end) that copies and memsets read or wrote: a buffer a 256 MiB copy
+    # fills is used that far, whatever its kernels touch.
+    extents: list[tuple[int, int]] = field(default_factory=list)
+    launch_counts: list[LaunchCounts] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PoolSample:
+    """A memory pool's state at one moment of a run (a caching allocator's, a `cudaMemPool`)."""
+
+    t: int
+    pool: str
+    reserved: int  # bytes the pool holds from the driver
+    allocated: int  # bytes live in it
+    allocated_peak: int = 0  # the allocator's own peak of live bytes so far, when it reports one
+
+
 @dataclass
 class ObjectHistory:
     """Everything known about one GPU object, in order."""
@@ -386,10 +434,9 @@ class ObjectHistory:
     incomplete: bool = False
     # Bytes measured in a run (dynamic histories).
     bytes: int | None = None
-    # Dynamic histories: the trace's object id, and what the run measured inside the object
-    # (per-launch bitmaps, access counts: a `gpulint.dynamic.histories.AccessInfo`).
+    # Dynamic histories: the trace's object id, and what the run measured inside the object.
     obj_id: int | None = None
-    measured: object | None = None
+    measured: AccessInfo | None = None
 
     @property
     def uses(self) -> list[Touch]:
@@ -474,5 +521,5 @@ class Unit:
     histories: list[ObjectHistory]
     timelines: list[Timeline]
     source: bytes | None = None
-    # Run-level measurements of a trace (pool reservations for GL104), keyed by what they are.
-    measurements: dict[str, object] = field(default_factory=dict)
+    # A run's memory pools over time (GL104).
+    pools: list[PoolSample] = field(default_factory=list)

@@ -16,7 +16,7 @@ from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.collectors.native import build as builder
 from gpulint.dynamic.collectors.native.finalize import finalize
-from gpulint.dynamic.collectors.native.symbols import resolve_frames
+from gpulint.dynamic.symbols import resolve_frames
 from gpulint.dynamic.trace import read_trace
 from gpulint.rules import RULES
 from test_cli import run

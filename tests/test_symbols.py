@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulint.dynamic.collectors.native.symbols import has_host_lines, module, resolve_frames
+from gpulint.dynamic.symbols import has_host_lines, module, resolve_frames
 from gpulint.dynamic.histories import _location
 
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)

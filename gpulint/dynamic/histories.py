@@ -16,7 +16,8 @@ from typing import Any, Iterable
 from gpulint.dynamic.ordering import Orderer
 from gpulint.dynamic.trace import Trace
 from gpulint.findings import Location, human_bytes
-from gpulint.history import Access, Event, ObjectHistory, Op, Size, Timeline, Touch, Unit
+from gpulint.history import (Access, AccessInfo, Event, LaunchBits, LaunchCounts, ObjectHistory, Op, PoolSample, Size,
+                             Timeline, Touch, Unit)
 
 _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
         "graph_launch": Op.LAUNCH}
@@ -32,24 +33,6 @@ _SYSTEM_PARTS = ("site-packages", "dist-packages", "/usr/include/", "/usr/lib/",
 # is not matched: the toolkit's names are camel case after the prefix.
 _TOOLKIT_SYMBOL = re.compile(r"(?:^|[\s:*&(])(?:__cuda|cuda[A-Z]|cudart|libcudart|cu[A-Z][a-z]|cublas|cufft|curand|"
                              r"cusparse|cusolver|cudnn|nccl|nvtx|thrust::|cub::|__device_stub|_start$|__libc_)")
-
-
-@dataclass
-class AccessInfo:
-    """What a run measured inside one object: granules touched per launch (bitmaps) and
-    per-element access counts.  Arrays are numpy; `history.py` stays free of numpy."""
-
-    granularity: int
-    size: int
-    per_launch: list[tuple[Event, Any, Any]] = field(default_factory=list)  # (launch, read bits, write bits)
-    counts: Any = None  # per-element access counts (uint32), when the run sampled them
-    count_granularity: int = 4
-    # Byte ranges [start, end) that copies and memsets read or wrote: a buffer a 256 MiB copy
-    # fills is used that far, whatever its kernels touch.
-    extents: list[tuple[int, int]] = field(default_factory=list)
-    # Per launch (DrGPUM's per-GPU-API frequency): the coefficient of variation of the access
-    # counts of the elements it touched, and how many it touched.
-    launch_counts: list[tuple[Event, float, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -120,7 +103,7 @@ def _location(site: list | None, fallback: str, roots: tuple[str, ...],
     if native:
         # Native frames [module, "0x<offset>", symbol]: resolved through DWARF here, once per
         # distinct stack, rather than by `gpulint run` (whose time is the traced program's).
-        from gpulint.dynamic.collectors.native.symbols import resolve_frames
+        from gpulint.dynamic.symbols import resolve_frames
 
         site = [resolved for f in site for resolved in resolve_frames(f)]
     frame = user_frame(site, roots, kernel)
@@ -176,7 +159,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     timeline = Timeline(name=Path(fallback).name or "program")
     by_obj: dict[int, ObjectHistory] = {}
     access: dict[int, AccessInfo] = {}
-    pools: list[dict[str, Any]] = []
+    pools: list[PoolSample] = []
     later: list[dict[str, Any]] = []  # bitmaps and counters, read once every launch is known
     launches_by_t: dict[int, Event] = {}
     granularity = trace.granularity
@@ -193,7 +176,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
             if ev in ("bitmap", "counts"):
                 later.append(raw)
             elif ev == "pool":
-                pools.append(raw)
+                pools.append(_pool_sample(raw))
             elif ev == "flush":  # not work on the device, but where the program emptied a cache
                 timeline.events.append(Event(t=last_stamp, op=Op.FLUSH, api=str(raw.get("api") or "flush"),
                                              location=sites.location(raw.get("site")), detail=ev))
@@ -279,11 +262,9 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
                 info.count_granularity = int(raw.get("granularity") or 4)
                 launch = launches_by_t.get(raw.get("launch_t"))
                 if launch is not None:
-                    from gpulint.dynamic.collectors.native.finalize import count_variation
+                    from gpulint.measures import count_variation  # numpy: only for a run with counts
 
-                    info.launch_counts.append((launch, *count_variation(counts)))
-        elif ev == "pool":
-            pools.append(raw)
+                    info.launch_counts.append(LaunchCounts(launch, *count_variation(counts)))
     if device_tensors:
         # A program with device tensors: its CPU tensors are host memory, which no GPU memory rule
         # judges (they stay objects, so a host tensor made only to be copied over shows, GL102).
@@ -296,7 +277,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     for history in by_obj.values():
         history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())
-    unit = Unit(path=fallback, histories=histories, timelines=[timeline], measurements={"pools": pools})
+    unit = Unit(path=fallback, histories=histories, timelines=[timeline], pools=pools)
     return Run(unit, trace, by_obj, access, end_t, tuple(sorted(sites.without_lines)))
 
 
@@ -331,9 +312,14 @@ def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHisto
         access.pop(raw["obj"], None)
         return
     info = access.setdefault(raw["obj"], AccessInfo(int(raw.get("granularity") or granularity), history.bytes or 0))
-    info.per_launch.append((launch, read, write))
+    info.per_launch.append(LaunchBits(launch, read, write))
     if raw.get("counts_cv") is not None:
-        info.launch_counts.append((launch, float(raw["counts_cv"]), int(raw.get("counts_accessed") or 0)))
+        info.launch_counts.append(LaunchCounts(launch, float(raw["counts_cv"]), int(raw.get("counts_accessed") or 0)))
+
+
+def _pool_sample(raw: dict[str, Any]) -> PoolSample:
+    return PoolSample(int(raw.get("t") or 0), str(raw.get("pool", "default")), int(raw.get("reserved") or 0),
+                      int(raw.get("allocated") or 0), int(raw.get("allocated_peak") or 0))
 
 
 def line_warning(binary: str) -> str:
@@ -343,7 +329,7 @@ def line_warning(binary: str) -> str:
 def without_line_warnings(run: Run) -> list[str]:
     """One warning per binary of the run that has no host line table at all (built without `-g`,
     or with `-lineinfo` alone, which is device-side only)."""
-    from gpulint.dynamic.collectors.native.symbols import has_host_lines
+    from gpulint.dynamic.symbols import has_host_lines
 
     return [line_warning(m) for m in run.without_lines if has_host_lines(m) is False]
 

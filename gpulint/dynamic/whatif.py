@@ -54,7 +54,7 @@ def accessed_span(h: ObjectHistory) -> tuple[int, int] | None:
 def shrunk_bytes(run: Run, obj: int) -> int | None:
     """The bytes up to the last granule anything touched, launches, copies and memsets alike (a
     shrink keeps offsets)."""
-    from gpulint.dynamic.bitmaps import touched
+    from gpulint.measures import touched
 
     info = run.access.get(obj)
     if info is None or not info.per_launch:

@@ -98,7 +98,7 @@ def _measured(unit: Unit) -> Iterator[Finding]:
     measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None and h.kind != "segment"]
     if not measured:
         return
-    from gpulint.dynamic.bitmaps import coverage  # numpy only when a run measured something
+    from gpulint.measures import coverage  # numpy only when a run measured something
 
     for h in measured:
         cov = coverage(h.measured)

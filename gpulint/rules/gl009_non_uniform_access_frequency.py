@@ -49,11 +49,11 @@ def non_uniform_access_frequency(unit: Unit, settings: RuleSettings) -> Iterator
     ## Fix safety
     No fix: where the hot data should live is a design decision.
     """
-    measured = [h for h in unit.histories if h.measured is not None and (
-        getattr(h.measured, "counts", None) is not None or getattr(h.measured, "launch_counts", None))]
+    measured = [h for h in unit.histories
+                if h.measured is not None and (h.measured.counts is not None or h.measured.launch_counts)]
     if not measured:
         return
-    from gpulint.dynamic.bitmaps import histogram, kernel_slices, slice_variation, variation
+    from gpulint.measures import histogram, kernel_slices, slice_variation, variation
 
     for h in measured:
         info = h.measured

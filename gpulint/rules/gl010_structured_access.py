@@ -41,10 +41,10 @@ def structured_access(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## Fix safety
     No fix: whether the slices' contents are needed later is for a person to decide.
     """
-    measured = [h for h in unit.histories if h.measured is not None and getattr(h.measured, "per_launch", None)]
+    measured = [h for h in unit.histories if h.measured is not None and h.measured.per_launch]
     if not measured:
         return
-    from gpulint.dynamic.bitmaps import kernel_slices
+    from gpulint.measures import kernel_slices
 
     for h in measured:
         slices = kernel_slices(h.measured)

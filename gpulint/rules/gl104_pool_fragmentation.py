@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gpulint.findings import Finding, Location
-from gpulint.history import Unit
+from gpulint.history import PoolSample, Unit
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -45,14 +45,13 @@ def pool_fragmentation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## Fix safety
     No fix: the offset plan in `gpulint report` shows what is achievable.
     """
-    pools = unit.measurements.get("pools") or []
-    by_pool: dict[str, list[dict]] = {}
-    for event in pools:
-        by_pool.setdefault(str(event.get("pool", "default")), []).append(event)
-    for name, events in sorted(by_pool.items()):
-        reserved = max(int(e.get("reserved") or 0) for e in events)
+    by_pool: dict[str, list[PoolSample]] = {}
+    for sample in unit.pools:
+        by_pool.setdefault(sample.pool, []).append(sample)
+    for name, samples in sorted(by_pool.items()):
+        reserved = max(s.reserved for s in samples)
         # A sampling collector also gives the allocator's own peak of allocated bytes.
-        live = max(int(e.get("allocated_peak") or e.get("allocated") or 0) for e in events)
+        live = max(s.allocated_peak or s.allocated for s in samples)
         if live <= 0 or reserved < (1 + OVERHEAD_LIMIT) * live:
             continue
         overhead = (reserved - live) / live

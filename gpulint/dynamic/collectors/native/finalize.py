@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from gpulint.dynamic.trace import sidecar_path
+from gpulint.measures import count_variation
 
 
 def _words(raw: bytes, at: int, bits: int) -> np.ndarray:
@@ -18,14 +19,6 @@ def _words(raw: bytes, at: int, bits: int) -> np.ndarray:
     words = (bits + 31) // 32
     chunk = np.frombuffer(raw, dtype="<u4", count=words, offset=at)
     return np.unpackbits(chunk.view(np.uint8), bitorder="little")[:bits].astype(bool)
-
-
-def count_variation(counts: np.ndarray) -> tuple[float, int]:
-    """Coefficient of variation (std / mean) of the non-zero access counts, and how many there are."""
-    used = counts[counts > 0].astype(np.float64)
-    if used.size < 2 or used.mean() == 0:
-        return 0.0, int(used.size)
-    return float(used.std() / used.mean()), int(used.size)
 
 
 def finalize(trace: Path) -> int:

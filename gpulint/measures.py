@@ -1,13 +1,17 @@
 """Metrics over what a run measured inside objects (DrGPUM §3.2, §5.2): the accessed fraction and
 the fragmentation of the untouched bytes, per-element access-count variation, and whether
-launches touch disjoint slices."""
+launches touch disjoint slices.
+
+Below the rules and above the model: they read `AccessInfo` (history.py) and nothing of the trace,
+so a rule asks for a measure without importing the dynamic side.  numpy is imported here, never by
+history.py: static analysis does not pay for it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpulint.dynamic.histories import AccessInfo
+from gpulint.history import AccessInfo
 
 
 @dataclass
@@ -135,6 +139,13 @@ def slice_variation(info: AccessInfo, slices: Slices) -> float | None:
     if totals.size < 2 or totals.mean() == 0:
         return None
     return float(totals.std() / totals.mean())
+
+
+def count_variation(counts: np.ndarray) -> tuple[float, int]:
+    """Coefficient of variation (std / mean) of the non-zero access counts, and how many there are
+    (what the native collector stores per launch, and the analysis computes for a Python run's)."""
+    cv, used = variation(counts)
+    return cv, int(used.size)
 
 
 def variation(counts: np.ndarray) -> tuple[float, np.ndarray]:
