@@ -33,6 +33,58 @@ class Op(str, enum.Enum):
     HOST = "host"  # host code dereferences managed memory (`m[i]` after cudaMallocManaged): an access
 
 
+class Kind(str, enum.Enum):
+    """What memory an object is: who frees it, and whether the GPU memory rules judge it."""
+
+    DEVICE = "device"  # cudaMalloc, cuMemAlloc: freed explicitly
+    MANAGED = "managed"  # cudaMallocManaged: unified memory, freed explicitly
+    ASYNC = "async"  # cudaMallocAsync, a cudaMemPool: stream-ordered, served from a pool
+    PINNED = "pinned"  # cudaMallocHost: page-locked host memory
+    SEGMENT = "segment"  # a caching allocator's block, seen by a run: its lifetime is the allocator's
+    TENSOR = "tensor"  # a framework array (torch, cupy), freed by reference counting
+    RAW = "raw"  # a driver-level allocation freed by reference counting (Numba device_array, cupy.cuda.alloc)
+    HOST = "host"  # a run's CPU tensor, in a program that also has device tensors
+
+    @property
+    def reference_counted(self) -> bool:
+        """Freed when the last reference goes: no leak to report, no `free` to insert."""
+        return self in (Kind.TENSOR, Kind.RAW, Kind.HOST)
+
+    @property
+    def host_memory(self) -> bool:
+        """Memory of the host: not part of the device's peak."""
+        return self in (Kind.PINNED, Kind.HOST)
+
+    @property
+    def allocator_owned(self) -> bool:
+        """The allocator, not the program, decides when it lives and dies."""
+        return self is Kind.SEGMENT
+
+    @property
+    def pooled(self) -> bool:
+        """Served from a pool: allocating it again in a loop costs no driver call."""
+        return self in (Kind.ASYNC, Kind.TENSOR, Kind.SEGMENT)
+
+    @property
+    def driver_level(self) -> bool:
+        """Each allocation and free goes to the driver and is freed explicitly: one buffer reused
+        saves both calls and the memory of the second."""
+        return self in (Kind.DEVICE, Kind.MANAGED)
+
+
+class Distance(str, enum.Enum):
+    """What a timeline's `launches` count: kernel launches (CUDA, a run), or loops that launch
+    work (static Python, where one line may launch any number of kernels)."""
+
+    LAUNCHES = "kernel launch"
+    LOOPS = "loop"
+
+
+class SizeUnit(str, enum.Enum):
+    BYTES = "bytes"  # cudaMalloc(&p, bytes), a run's measured sizes
+    ELEMENTS = "elements"  # torch.empty(n), cupy.zeros(n): factories take shapes
+
+
 @dataclass(frozen=True)
 class Size:
     """A size in bytes: `value` when it folds to a constant, and the expression it came from.
@@ -54,6 +106,7 @@ class Size:
     # How many times each variable in the expression had been assigned when the size was taken:
     # `n * 4` before and after `n = 50;` are different sizes though their texts agree.
     versions: frozenset[tuple[str, int]] = frozenset()
+    unit: SizeUnit = field(default=SizeUnit.BYTES, compare=False)
 
     def same_as(self, other: "Size", tolerance: float = 0.0) -> bool:
         if self.value is not None and other.value is not None:
@@ -178,6 +231,10 @@ class Timeline:
     # fixes that check what is in scope or insert code before the scope ends.
     start_byte: int | None = None
     end_byte: int | None = None
+    distance: Distance = Distance.LAUNCHES
+    # A recorded run: every event happened, in this order, at these (Kahn) times; a static
+    # scope's events are what may happen, in program order.
+    observed: bool = False
 
     def launches_between(self, start_t: float, end_t: float, *ends: Event) -> "Gap":
         """Events standing for kernel launches strictly between two positions.
@@ -329,8 +386,8 @@ class TimelineBuilder:
     loops mean the same thing whichever lowering made them.
     """
 
-    def __init__(self, name: str) -> None:
-        self.timeline = Timeline(name=name)
+    def __init__(self, name: str, distance: Distance = Distance.LAUNCHES) -> None:
+        self.timeline = Timeline(name=name, distance=distance)
         self.t = 0
         self._loops: dict[int, list] = {}
 
@@ -421,12 +478,7 @@ class ObjectHistory:
     # `t` of the last event before the assignment.  After that, the name no longer reaches it.
     overwritten: list[int] = field(default_factory=list)
     size: Size | None = None
-    # device | managed | async | pinned (CUDA); segment (a caching allocator's, seen by a run);
-    # tensor (freed by reference counting) | raw
-    # (a driver-level allocation freed by reference counting: Numba device_array, cupy.cuda.alloc);
-    # host (a run's CPU tensor in a program that also has device tensors: host memory)
-    kind: str = "device"
-    origin: str = "static"  # static | dynamic
+    kind: Kind = Kind.DEVICE
     member: bool = False  # a struct member slot tracked by name across functions
     # Statically: the alloc call's failure is tested by a branch with this id (failed-alloc path).
     checked_by: frozenset[int] = frozenset()
@@ -437,6 +489,15 @@ class ObjectHistory:
     # Dynamic histories: the trace's object id, and what the run measured inside the object.
     obj_id: int | None = None
     measured: AccessInfo | None = None
+    # A framework tensor seen in a run: made by the statement that creates it and freed when the
+    # statement that drops its last reference ends, so launches of those same statements belong to
+    # its lifetime whatever the code says.
+    freed_by_statement: bool = False
+
+    @property
+    def origin(self) -> str:
+        """`static` or `dynamic`, as findings report it."""
+        return "dynamic" if self.timeline.observed else "static"
 
     @property
     def uses(self) -> list[Touch]:
@@ -521,5 +582,6 @@ class Unit:
     histories: list[ObjectHistory]
     timelines: list[Timeline]
     source: bytes | None = None
+    language: str = "cuda"  # cuda | python: rules run on the units of the languages they declare
     # A run's memory pools over time (GL104).
     pools: list[PoolSample] = field(default_factory=list)

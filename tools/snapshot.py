@@ -2,7 +2,8 @@
 refactoring: `python tools/snapshot.py OUT [--traces DIR]`, then `diff -r OUT_BEFORE OUT_AFTER`.
 
 Each command's stdout, stderr and exit code land in OUT/<name>.txt. Commands run from the repository root
-with relative paths and `--isolated --no-cache`, so two snapshots of one tree are byte-identical."""
+with relative paths and `--isolated --no-cache`, and the checkout's own path is cut from what they print
+(a trace names the files of the checkout that recorded it), so snapshots of two checkouts compare."""
 from __future__ import annotations
 
 import argparse
@@ -33,7 +34,8 @@ def commands(traces: list[Path]) -> dict[str, list[str]]:
         out[f"fix-{key}-unsafe.diff"] = [*gl, "fix", "--isolated", "--diff", "--unsafe-fixes", "--select", "ALL",
                                         src]
     for trace in traces:
-        name = trace.relative_to(trace.anchor).as_posix().replace("/", "_")
+        name = (trace.relative_to(ROOT) if trace.is_relative_to(ROOT) else trace.relative_to(trace.anchor)).as_posix()
+        name = name.replace("/", "_")
         for fmt in ("json", "text"):
             out[f"analyze-{name}.{fmt}"] = [*gl, "analyze", "--isolated", "--min-bytes", "0", "--format", fmt,
                                             str(trace)]
@@ -44,6 +46,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--traces", type=Path, help="folder of .jsonl traces to analyse as well")
+    parser.add_argument("--strip", action="append", default=[], metavar="PREFIX",
+                        help="also cut this path prefix (the checkout that recorded the traces)")
     args = parser.parse_args()
     traces = sorted((ROOT / "examples").rglob("*.jsonl"))
     if args.traces:
@@ -52,8 +56,10 @@ def main() -> None:
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
     for name, cmd in commands(traces).items():
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
-        (args.out / f"{name}.txt").write_text(f"$ {' '.join(cmd[1:])}\nexit {done.returncode}\n"
-                                              f"--- stdout\n{done.stdout}--- stderr\n{done.stderr}")
+        text = f"$ {' '.join(cmd[1:])}\nexit {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+        for prefix in [f"{ROOT}/", *args.strip]:
+            text = text.replace(prefix, "")
+        (args.out / f"{name}.txt").write_text(text)
     print(f"{len(commands(traces))} commands recorded in {args.out}")
 
 

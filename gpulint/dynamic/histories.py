@@ -16,8 +16,8 @@ from typing import Any, Iterable
 from gpulint.dynamic.ordering import Orderer
 from gpulint.dynamic.trace import Trace
 from gpulint.findings import Location, human_bytes
-from gpulint.history import (Access, AccessInfo, Event, LaunchBits, LaunchCounts, ObjectHistory, Op, PoolSample, Size,
-                             Timeline, Touch, Unit)
+from gpulint.history import (Access, AccessInfo, Event, Kind, LaunchBits, LaunchCounts, ObjectHistory, Op, PoolSample,
+                             Size, Timeline, Touch, Unit)
 
 _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
         "graph_launch": Op.LAUNCH}
@@ -156,7 +156,7 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
     orderer = Orderer()
     program = (trace.meta.get("argv") or ["program"])[0]
     fallback = str(program)
-    timeline = Timeline(name=Path(fallback).name or "program")
+    timeline = Timeline(name=Path(fallback).name or "program", observed=True)
     by_obj: dict[int, ObjectHistory] = {}
     access: dict[int, AccessInfo] = {}
     pools: list[PoolSample] = []
@@ -194,8 +194,9 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
             obj = raw.get("obj")
             nbytes = int(raw.get("size") or 0)
             name = raw.get("name") or f"{api}#{obj} ({human_bytes(nbytes)})"
+            kind = _kind(raw)
             history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=sizes[nbytes],
-                                    kind=_kind(raw), origin="dynamic", bytes=nbytes, obj_id=obj,
+                                    kind=kind, bytes=nbytes, obj_id=obj, freed_by_statement=kind is Kind.TENSOR,
                                     # a collector that cannot see launches: no lifetime judgement
                                     incomplete=bool(raw.get("uses_unknown")))
             by_obj[obj] = history
@@ -269,31 +270,32 @@ def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, root
         # A program with device tensors: its CPU tensors are host memory, which no GPU memory rule
         # judges (they stay objects, so a host tensor made only to be copied over shows, GL102).
         for history in host_tensors:
-            history.kind = "host"
+            history.kind = Kind.HOST
+            history.freed_by_statement = False
     for obj, info in access.items():
         info.extents = extents.get(obj, [])
-        if by_obj[obj].kind != "host":
+        if by_obj[obj].kind is not Kind.HOST:
             by_obj[obj].measured = info
     for history in by_obj.values():
         history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
     histories = list(by_obj.values())
-    unit = Unit(path=fallback, histories=histories, timelines=[timeline], pools=pools)
+    unit = Unit(path=fallback, histories=histories, timelines=[timeline], pools=pools, language=_language(trace))
     return Run(unit, trace, by_obj, access, end_t, tuple(sorted(sites.without_lines)))
 
 
-def _kind(raw: dict[str, Any]) -> str:
+def _kind(raw: dict[str, Any]) -> Kind:
     if raw.get("segment"):
-        return "segment"  # a caching allocator's: its lifetime is the allocator's, not the program's
+        return Kind.SEGMENT
     if raw.get("framework"):
-        return "tensor"  # freed by reference counting: no leaks, but late frees and idleness count
+        return Kind.TENSOR
     api = str(raw.get("api") or "")
     if "Managed" in api:
-        return "managed"
+        return Kind.MANAGED
     if "Host" in api or raw.get("pinned"):
-        return "pinned"
+        return Kind.PINNED
     if "Async" in api or "Pool" in api:
-        return "async"
-    return "device"
+        return Kind.ASYNC
+    return Kind.DEVICE
 
 
 def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHistory], access: dict[int, AccessInfo],
@@ -315,6 +317,13 @@ def _add_bitmap(trace: Trace, raw: dict[str, Any], by_obj: dict[int, ObjectHisto
     info.per_launch.append(LaunchBits(launch, read, write))
     if raw.get("counts_cv") is not None:
         info.launch_counts.append(LaunchCounts(launch, float(raw["counts_cv"]), int(raw.get("counts_accessed") or 0)))
+
+
+def _language(trace: Trace) -> str:
+    """A run of a Python program (any collector, the native one included) is judged as Python."""
+    program = str((trace.meta.get("argv") or [""])[0])
+    python = trace.meta.get("collector") not in (None, "native") or Path(program).name.startswith("python")
+    return "python" if python else "cuda"
 
 
 def _pool_sample(raw: dict[str, Any]) -> PoolSample:

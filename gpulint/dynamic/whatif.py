@@ -36,7 +36,7 @@ class Peaks:
 def lifetimes(run: Run) -> dict[int, Interval]:
     out: dict[int, Interval] = {}
     for obj, h in run.by_obj.items():
-        if h.kind in ("pinned", "host"):
+        if h.kind.host_memory:
             continue  # host memory: not part of the device peak
         end = min((f.t for f in h.frees), default=run.end_t)
         out[obj] = (h.alloc.t, max(end, h.alloc.t + 1), h.bytes or 0)

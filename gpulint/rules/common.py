@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gpulint.findings import Finding, Location, Related
-from gpulint.history import Event, ObjectHistory, Op
+from gpulint.history import Distance, Event, ObjectHistory, Op
 from gpulint.rules.registry import RULES
 
 
@@ -35,15 +35,8 @@ def plural(n: int, word: str) -> str:
 
 
 def launches_phrase(n: int, history: ObjectHistory | None = None) -> str:
-    """Python distances count loops (each stands for the kernels it launches)."""
-    if history is not None and history.kind in ("tensor", "raw") and history.origin == "static":
-        return plural(n, "loop")
-    return plural(n, "kernel launch")
-
-
-def size_unit(history: ObjectHistory) -> str:
-    """CUDA sizes are bytes; Python sizes are element counts."""
-    return "elements" if history.kind in ("tensor", "raw") else "bytes"
+    """`3 kernel launches`, or `3 loops` where the timeline counts loops (static Python)."""
+    return plural(n, (history.timeline.distance if history is not None else Distance.LAUNCHES).value)
 
 
 def gap_distance(history: ObjectHistory, gap, *ends: Event) -> int:
@@ -54,7 +47,7 @@ def gap_distance(history: ObjectHistory, gap, *ends: Event) -> int:
     statement (`x = torch.tanh(x @ x)` frees the old `x` only after `tanh`) cannot be avoided by
     any edit, so only launches on other lines count.
     """
-    if history.kind != "tensor" or history.origin != "dynamic":
+    if not history.freed_by_statement:
         return gap.distance
     rows = {(end.location.path, end.location.row) for end in ends}
     return sum(e.launches for e in gap if (e.location.path, e.location.row) not in rows)
@@ -82,7 +75,7 @@ def make(code: str, location: Location, message: str, history: ObjectHistory | N
 def lifetime_candidates(histories, *, allow_members: bool = False):
     """Device objects whose lifetime within one scope the rules can judge."""
     for h in histories:
-        if h.alloc is None or h.kind in ("pinned", "host", "segment") or h.incomplete:
+        if h.alloc is None or h.kind.host_memory or h.kind.allocator_owned or h.incomplete:
             continue
         if h.member and not allow_members:
             continue

@@ -24,14 +24,14 @@ def _still_allocated(earlier: ObjectHistory, later: ObjectHistory) -> bool:
     free = earlier.first_free()
     if free is None:
         return not earlier.frees  # only conditionally freed: do not guess
-    if later.kind == "tensor" and later.origin == "dynamic" and free.location == later.alloc.location:
+    if later.freed_by_statement and free.location == later.alloc.location:
         # `x = torch.tanh(x @ x)`: the old `x` dies with the statement that makes the new one;
         # only an in-place op could share the buffer, and the caching allocator reuses it next.
         return False
     return free.t > later.alloc.t
 
 
-@rule("GL003", "redundant-allocation", "New allocation could reuse an earlier buffer", languages=("cuda",))
+@rule("GL003", "redundant-allocation", "New allocation could reuse an earlier buffer", languages=("cuda", "python"))
 def redundant_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does
@@ -66,7 +66,7 @@ def redundant_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding
     by_scope: dict[int, list[ObjectHistory]] = defaultdict(list)
     for h in lifetime_candidates(unit.histories):
         # A run's tensors too: a caching allocator reuses freed blocks, never one still alive.
-        reusable = h.kind in ("device", "managed") or (h.kind == "tensor" and h.origin == "dynamic")
+        reusable = h.kind.driver_level or h.freed_by_statement
         if h.escaped or h.size is None or not reusable:
             continue
         if h.use_spans():

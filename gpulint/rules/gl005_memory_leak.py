@@ -65,7 +65,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     allocations = _allocations_by_name(unit)
     for h in unit.histories:
-        if h.alloc is None or h.escaped or h.incomplete or h.kind in ("tensor", "raw", "segment", "host"):
+        if h.alloc is None or h.escaped or h.incomplete or h.kind.reference_counted or h.kind.allocator_owned:
             continue  # framework arrays are freed by reference counting
         if h.member:
             if not h.frees:

@@ -41,7 +41,7 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     threshold = settings.threshold("GL006")
     for h in lifetime_candidates(unit.histories):
-        if (h.escaped and h.kind not in ("tensor", "raw")) or any(not t.definite for t in h.uses):
+        if (h.escaped and not h.kind.reference_counted) or any(not t.definite for t in h.uses):
             # A CUDA pointer held by code gpulint cannot see, or used through a descriptor or an
             # ambiguous alias: its gaps are not known. (A Python object that escapes is still
             # used only where its name is.)
@@ -52,7 +52,7 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                  if not exclusive(before.last.event, after.first.event)]
         if not pairs:
             continue
-        if h.kind == "tensor" and h.origin == "dynamic":  # same-statement launches do not count
+        if h.freed_by_statement:  # same-statement launches do not count
             counts = [gap_distance(h, h.timeline.launches_between(b.end, a.start), b.last.event, a.first.event)
                       for b, a in pairs]
         elif any(b.last.event.guards or a.first.event.guards for b, a in pairs):
@@ -76,5 +76,5 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             related.append(Related(f"`{h.name}` is also idle after {what(other_before.last.event)} until "
                                    f"{what(other_after.first.event)}", other_after.first.event.location))
         # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
-        when = {"idle_between": [[g[1].end, g[2].start] for g in gaps]} if h.origin == "dynamic" else {}
+        when = {"idle_between": [[g[1].end, g[2].start] for g in gaps]} if h.timeline.observed else {}
         yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(gaps), **when)

@@ -4,8 +4,8 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Edit, Finding, Fix, Related
 from gpulint.fixes import placement
-from gpulint.history import ObjectHistory, Op, Size, Unit
-from gpulint.rules.common import lifetime_candidates, make, size_unit, what
+from gpulint.history import ObjectHistory, Op, Size, SizeUnit, Unit
+from gpulint.rules.common import lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -62,9 +62,9 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         uses = [t for t in touches if t.use]
         if not extent_names or not uses or not all(extent_names & t.event.names for t in uses):
             continue
-        unit_name = size_unit(h)
+        unit_name = size.unit.value
         shown = f"`{first.expr}`" if first.value is None else f"{first.value} {unit_name} (`{'`, `'.join(sorted(extent_names))}`)"
-        accesses = "slice" if unit_name == "elements" else "copy and memset"
+        accesses = "slice" if size.unit is SizeUnit.ELEMENTS else "copy and memset"
         message = (f"`{h.name}` is allocated with a compile-time maximum ({size.value} {unit_name}) but every "
                    f"{accesses} uses {shown}")
         related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
@@ -95,7 +95,7 @@ FRAGMENTATION_LIMIT = 0.80
 
 def _measured(unit: Unit) -> Iterator[Finding]:
     """With a trace: objects of which the run touched less than 80%, in few large holes."""
-    measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None and h.kind != "segment"]
+    measured = [h for h in unit.histories if h.measured is not None and h.alloc is not None and not h.kind.allocator_owned]
     if not measured:
         return
     from gpulint.measures import coverage  # numpy only when a run measured something

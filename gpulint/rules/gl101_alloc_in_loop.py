@@ -7,7 +7,7 @@ from gpulint.fixes import placement
 from gpulint.fixes.builders import (around_loop, declaration_in_loop, directly_in, hoistable_names, move_statements,
                                     real_frees, remove_call)
 from gpulint.history import Loop, ObjectHistory, Op, Unit
-from gpulint.rules.common import make, size_unit
+from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
 
@@ -70,7 +70,7 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 yield finding
     for h in unit.histories:
         alloc = h.alloc
-        if alloc is None or not alloc.loops or h.kind in ("async", "tensor", "segment") or h.incomplete:
+        if alloc is None or not alloc.loops or h.kind.pooled or h.incomplete:
             continue  # caching allocators absorb framework factories
         if "[" in h.name or h.name.startswith("*"):
             continue  # a different slot each iteration: nothing to hoist
@@ -83,9 +83,8 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         changing = set(alloc.names) & loop.modified
         if changing or (h.member and root in loop.modified and root != h.name):
             continue
-        unit_name = size_unit(h)
-        size = "size" if h.size is None else (
-            f"{h.size.value} {unit_name}" if h.size.value is not None else f"`{h.size.expr}` {unit_name}")
+        size = "size" if h.size is None else (f"{h.size.value} {h.size.unit.value}" if h.size.value is not None
+                                              else f"`{h.size.expr}` {h.size.unit.value}")
         frees = [f for f in h.frees if loop.id in f.loops]
         message = (f"`{alloc.api}` of `{h.name}` inside the loop at line {loop.location.row} allocates the same {size} "
                    f"every iteration")
@@ -107,7 +106,7 @@ def _run_reallocations(unit: Unit) -> Iterator[Finding]:
     the next one is made (a loop's `cudaMalloc`/`cudaFree` pair, seen without its source)."""
     by_site: dict[tuple, list[ObjectHistory]] = {}
     for h in unit.histories:
-        if h.origin != "dynamic" or h.alloc is None or h.kind in ("async", "tensor", "segment", "host") \
+        if not h.timeline.observed or h.alloc is None or h.kind.pooled or h.kind.host_memory \
                 or h.incomplete or not h.bytes:
             continue  # caching allocators and stream-ordered pools absorb repeated allocations
         by_site.setdefault((h.alloc.location, h.bytes, h.alloc.api), []).append(h)

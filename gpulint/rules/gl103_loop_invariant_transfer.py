@@ -8,7 +8,7 @@ import re
 from gpulint.findings import Applicability, Finding, Fix, Location, Related, human_bytes
 from gpulint.fixes import placement
 from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
-from gpulint.history import Access, Event, Loop, ObjectHistory, Op, Unit
+from gpulint.history import Access, Event, Kind, Loop, ObjectHistory, Op, Unit
 from gpulint.rules.common import make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -48,7 +48,7 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
     the loop or uses a name that only exists inside it.
     """
     for h in unit.histories:
-        if h.alloc is None or h.kind == "pinned" or h.incomplete or not h.timeline.loops:
+        if h.alloc is None or h.kind is Kind.PINNED or h.incomplete or not h.timeline.loops:
             continue  # no loops in its scope (a run's timeline has none): nothing is inside one
         for touch in h.touches:
             event = touch.event
@@ -84,7 +84,7 @@ def _run_repeated_uploads(unit: Unit) -> Iterator[Finding]:
     """A run: one site uploading host bytes it already uploaded (an equal digest and size)."""
     by_site: dict[Location, list[tuple[Event, ObjectHistory]]] = {}
     for h in unit.histories:
-        if h.origin != "dynamic" or h.kind in ("pinned", "host"):
+        if not h.timeline.observed or h.kind.host_memory:
             continue
         for touch in h.touches:
             event = touch.event

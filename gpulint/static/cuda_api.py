@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpulint.history import Kind
+
 
 @dataclass(frozen=True)
 class AllocApi:
     target: int  # argument holding `&ptr`
     size: tuple[int, ...]  # arguments whose product is the size in bytes
-    kind: str  # device | managed | pinned | async
+    kind: Kind
 
 
 @dataclass(frozen=True)
@@ -32,19 +34,19 @@ class MemsetApi:
 
 
 ALLOC: dict[str, AllocApi] = {
-    "cudaMalloc": AllocApi(0, (1,), "device"),
-    "cudaMallocManaged": AllocApi(0, (1,), "managed"),
-    "cudaMallocPitch": AllocApi(0, (2, 3), "device"),
-    "cudaMallocAsync": AllocApi(0, (1,), "async"),
-    "cudaMallocFromPoolAsync": AllocApi(0, (1,), "async"),
-    "cuMemAlloc": AllocApi(0, (1,), "device"),
-    "cuMemAlloc_v2": AllocApi(0, (1,), "device"),
-    "cuMemAllocManaged": AllocApi(0, (1,), "managed"),
-    "cuMemAllocAsync": AllocApi(0, (1,), "async"),
-    "cudaMallocHost": AllocApi(0, (1,), "pinned"),
-    "cudaHostAlloc": AllocApi(0, (1,), "pinned"),
-    "cuMemAllocHost": AllocApi(0, (1,), "pinned"),
-    "cuMemAllocHost_v2": AllocApi(0, (1,), "pinned"),
+    "cudaMalloc": AllocApi(0, (1,), Kind.DEVICE),
+    "cudaMallocManaged": AllocApi(0, (1,), Kind.MANAGED),
+    "cudaMallocPitch": AllocApi(0, (2, 3), Kind.DEVICE),
+    "cudaMallocAsync": AllocApi(0, (1,), Kind.ASYNC),
+    "cudaMallocFromPoolAsync": AllocApi(0, (1,), Kind.ASYNC),
+    "cuMemAlloc": AllocApi(0, (1,), Kind.DEVICE),
+    "cuMemAlloc_v2": AllocApi(0, (1,), Kind.DEVICE),
+    "cuMemAllocManaged": AllocApi(0, (1,), Kind.MANAGED),
+    "cuMemAllocAsync": AllocApi(0, (1,), Kind.ASYNC),
+    "cudaMallocHost": AllocApi(0, (1,), Kind.PINNED),
+    "cudaHostAlloc": AllocApi(0, (1,), Kind.PINNED),
+    "cuMemAllocHost": AllocApi(0, (1,), Kind.PINNED),
+    "cuMemAllocHost_v2": AllocApi(0, (1,), Kind.PINNED),
 }
 
 FREE: dict[str, int] = {

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.history import Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
 from gpulint.sourcetext import char_column
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
@@ -387,7 +387,7 @@ class _FunctionLowering:
     def host_access(self, pointer: s.Expr, span: s.Span) -> None:
         """`m[i]` or `*m` in host code: managed memory is read or written right here, so it must
         stay allocated until this statement (a free moved above it is a use after free)."""
-        managed = {oid for oid in self.refs(pointer) if self.objects[oid].kind == "managed"}
+        managed = {oid for oid in self.refs(pointer) if self.objects[oid].kind is Kind.MANAGED}
         if managed:
             event = self.event(Op.HOST, self.text(span), span)
             self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=False, definite=len(managed) == 1))

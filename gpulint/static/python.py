@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.history import (Access, Distance, Event, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline,
+                             TimelineBuilder, Touch, Unit)
 from gpulint.sourcetext import char_column
 
 TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
@@ -155,13 +156,20 @@ class _Value:
 
     uses: set[int] = field(default_factory=set)
     device: bool = False  # the value is (or lives on) the device
-    kind: str = "tensor"
+    kind: Kind = Kind.TENSOR
     api: str = ""
     size: Size | None = None
     initialising: bool = False
     transfer_from: set[str] | None = None  # names a host->device transfer copies from
     staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
     cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
+
+
+def _in_units(value: _Value) -> Size | None:
+    """A framework factory's size counts elements (`torch.empty(n)`); a raw allocation's, bytes."""
+    if value.size is None or value.kind is Kind.DEVICE:
+        return value.size
+    return replace(value.size, unit=SizeUnit.ELEMENTS)
 
 
 class _Module:
@@ -218,7 +226,7 @@ class _Module:
                     h.incomplete = True
             self.histories.extend(scope.histories())
             self.timelines.append(scope.timeline)
-        return Unit(self.path, self.histories, self.timelines, self.source), self.skipped
+        return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
     def collect_imports(self, root: Node) -> None:
         stack = [root]
@@ -308,7 +316,7 @@ class _Scope:
         self.m = module
         self.name = name
         self.node = node
-        self.builder = TimelineBuilder(name)
+        self.builder = TimelineBuilder(name, Distance.LOOPS)
         self.timeline = self.builder.timeline
         self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
         self.bindings = _Bindings()  # values are never mutated in place: a binding is replaced whole
@@ -550,11 +558,11 @@ class _Scope:
         oid = next(self.m.ids)
         # Computed from other device objects (not a factory, transfer or allocator): "derived".
         derived = not (value.size is not None or value.transfer_from is not None or value.initialising
-                       or value.kind != "tensor" or value.api.startswith(("torch.", "cupy.", "numba.")))
+                       or value.kind is not Kind.TENSOR or value.api.startswith(("torch.", "cupy.", "numba.")))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
                            names=value.size.names if value.size is not None else frozenset(),
                            detail="derived" if derived else "")
-        history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=value.size, kind=value.kind)
+        history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=_in_units(value), kind=value.kind)
         self.objects[oid] = history
         if copy is not None:
             history.touches.append(Touch(copy, Access.WRITE | Access.FULL, use=False, size=value.size))
@@ -871,16 +879,16 @@ class _Scope:
             return _Value(uses=uses, device=True, api=qual, size=size,
                           initialising=last in INITIALISING and transfer is None, transfer_from=transfer)
         if qual in ("cupy.cuda.alloc", "cupy.cuda.Memory", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.alloc"):
-            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
+            return _Value(uses=uses, device=True, kind=Kind.RAW, api=qual, size=size)
         if qual.startswith("numba.cuda.") and last in NUMBA_RAW:
-            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
+            return _Value(uses=uses, device=True, kind=Kind.RAW, api=qual, size=size)
         if qual == "numba.cuda.to_device" and positional:
             source = self.evaluate(positional[0])
             return _Value(uses=uses, device=True, api=qual, size=size, initialising=False,
                           transfer_from=None if source.device else _identifiers(self, positional[0]))
         if last in ("cudaMalloc", "cuMemAlloc", "cuMemAlloc_v2", "cudaMallocManaged") and (
                 qual.startswith("cuda.") or qual in ("cudaMalloc", "cuMemAlloc")):
-            return _Value(uses=uses, device=True, kind="device", api=qual, size=size, cuda_pointer=True)
+            return _Value(uses=uses, device=True, kind=Kind.DEVICE, api=qual, size=size, cuda_pointer=True)
         if last in ("cudaFree", "cuMemFree", "cuMemFree_v2", "cudaFreeAsync") and positional:
             oids = self.objects_of(self.text(positional[0]))
             if oids:
