@@ -281,7 +281,7 @@ def check_python(rng: random.Random) -> Outcome:
 
 
 def _parses(path: Path, data: bytes) -> bool:
-    from gpulint.engine import still_parses
+    from gpulint.fixloop import still_parses
 
     return still_parses(path, data)
 

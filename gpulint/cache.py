@@ -18,6 +18,7 @@ from pathlib import Path
 from gpulint import __version__
 from gpulint.config import Settings
 from gpulint.findings import finding_from_dict, finding_to_dict
+from gpulint.results import FileResult
 
 CACHE_DIR = ".gpulint_cache"
 _FORMAT = 1
@@ -57,8 +58,6 @@ class ResultCache:
         return self.folder / hashlib.sha256(display.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def get(self, display: str, key: str):
-        from gpulint.engine import FileResult
-
         try:
             data = json.loads(self._entry(display).read_text(encoding="utf-8"))
             if data.get("key") != key:

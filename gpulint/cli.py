@@ -226,7 +226,7 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
     """Apply suggested fixes (safe ones; --unsafe-fixes adds unsafe ones)."""
     import difflib
 
-    from gpulint.engine import fix_paths, sarif_fixes, write_atomically
+    from gpulint.fixloop import fix_paths, sarif_fixes, write_atomically
     from gpulint.fixes.from_sarif import FromSarifError
 
     if show_diff == do_apply:

@@ -585,3 +585,8 @@ class Unit:
     language: str = "cuda"  # cuda | python: rules run on the units of the languages they declare
     # A run's memory pools over time (GL104).
     pools: list[PoolSample] = field(default_factory=list)
+
+    @property
+    def observed(self) -> bool:
+        """A recorded run (its one timeline was observed), not a parse."""
+        return any(t.observed for t in self.timelines)

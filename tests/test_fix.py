@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES, cli_in, run_file
 from gpulint.findings import Applicability
 from gpulint.config import Settings
-from gpulint.engine import fix_file, write_atomically
+from gpulint.fixloop import fix_file, write_atomically
 from gpulint.rules import RULES
 
 
@@ -87,12 +87,12 @@ def test_file_changed_on_disk_is_not_written(tmp_path: Path) -> None:
 
 
 def test_a_fix_that_breaks_parsing_is_not_applied(tmp_path: Path, monkeypatch) -> None:
-    from gpulint import engine
+    from gpulint import fixloop
     from gpulint.findings import Applicability, Edit, Fix
 
     path = tmp_path / "dead.cu"
     path.write_text(DEAD)
-    real = engine.analyse_source
+    real = fixloop.analyse_source
 
     def breaking(p, display, data, settings, codes, result=None):
         out = real(p, display, data, settings, codes, result)
@@ -100,7 +100,7 @@ def test_a_fix_that_breaks_parsing_is_not_applied(tmp_path: Path, monkeypatch) -
             f.fix = Fix("break it", Applicability.SAFE, (Edit(display, 0, 0, "}}}{{{ ((( "),))
         return out
 
-    monkeypatch.setattr(engine, "analyse_source", breaking)
+    monkeypatch.setattr(fixloop, "analyse_source", breaking)
     old = os.getcwd()
     os.chdir(tmp_path)
     try:

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_file
 from gpulint.config import Settings
-from gpulint.engine import fix_file
+from gpulint.fixloop import fix_file
 from gpulint.findings import Applicability
 from gpulint.rules import RULES
 

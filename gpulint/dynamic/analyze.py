@@ -15,10 +15,6 @@ from gpulint.findings import Finding
 from gpulint.rules import RULES
 from gpulint.rules.registry import RuleSettings
 
-# Not about a run: file-level rules of static analysis.
-_STATIC_ONLY = frozenset({"GL900", "GL901"})
-
-
 @dataclass
 class Analysis:
     run: Run
@@ -48,7 +44,7 @@ def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []
     for code in codes:
-        if code not in _STATIC_ONLY:
+        if RULES[code].runs_on(run.unit):
             findings.extend(RULES[code].check(run.unit, rule_settings))
     peaks, model = annotate(run, findings)
     for f in findings:

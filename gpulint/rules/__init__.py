@@ -17,6 +17,6 @@ from gpulint.rules import (  # noqa: F401  (imported for registration)
     gl900_unreadable_file,
     gl901_unused_suppression,
 )
-from gpulint.rules.registry import RULES, Rule, RuleSettings, rule
+from gpulint.rules.registry import RULES, Rule, RuleSettings, Source, rule
 
-__all__ = ["RULES", "Rule", "RuleSettings", "rule"]
+__all__ = ["RULES", "Rule", "RuleSettings", "Source", "rule"]

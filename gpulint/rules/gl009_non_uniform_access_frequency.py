@@ -5,14 +5,14 @@ from typing import Iterator
 from gpulint.findings import Finding
 from gpulint.history import Unit
 from gpulint.rules.common import make
-from gpulint.rules.registry import RuleSettings, rule
+from gpulint.rules.registry import RuleSettings, Source, rule
 
 # Coefficient of variation of per-element access counts above which access is "non-uniform".
 CV_LIMIT = 0.20
 
 
 @rule("GL009", "non-uniform-access-frequency", "Some elements of an object are accessed far more than others",
-      languages=("cuda", "python"), needs_trace=True)
+      languages=("cuda", "python"), source=Source.TRACE)
 def non_uniform_access_frequency(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does

@@ -5,11 +5,11 @@ from typing import Iterator
 from gpulint.findings import Finding, Related
 from gpulint.history import Unit
 from gpulint.rules.common import make, what
-from gpulint.rules.registry import RuleSettings, rule
+from gpulint.rules.registry import RuleSettings, Source, rule
 
 
 @rule("GL010", "structured-access", "Each launch touches its own disjoint slice of an object",
-      languages=("cuda", "python"), needs_trace=True)
+      languages=("cuda", "python"), source=Source.TRACE)
 def structured_access(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does

@@ -5,14 +5,14 @@ from typing import Iterator
 from gpulint.findings import Finding, Location
 from gpulint.history import PoolSample, Unit
 from gpulint.rules.common import make
-from gpulint.rules.registry import RuleSettings, rule
+from gpulint.rules.registry import RuleSettings, Source, rule
 
 # Reserved bytes at least this much above the live peak make a finding (vDNN++).
 OVERHEAD_LIMIT = 0.20
 
 
 @rule("GL104", "pool-fragmentation", "A memory pool reserves much more than the program ever has live",
-      languages=("cuda", "python"), needs_trace=True)
+      languages=("cuda", "python"), source=Source.TRACE)
 def pool_fragmentation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     ## What it does

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Finding
-from gpulint.history import Unit
-from gpulint.rules.registry import RuleSettings, rule
+from gpulint.findings import Finding, Location
+from gpulint.rules.registry import RULES, Source, rule
 
 
-@rule("GL900", "unreadable-file", "A file gpulint could not read, decode or parse", languages=("cuda", "python"))
-def unreadable_file(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
+@rule("GL900", "unreadable-file", "A file gpulint could not read, decode or parse", languages=("cuda", "python"),
+      source=Source.FILE)
+def unreadable_file(display: str, why: str, row: int = 1, column: int = 1) -> Iterator[Finding]:
     """
     ## What it does
     Reports a file that gpulint was asked to check but could not analyse: it cannot be read
@@ -16,7 +16,7 @@ def unreadable_file(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     `max-file-size`; or it does not parse: a Python file Python cannot compile (the finding
     carries Python's message and points at its line; the scopes the error breaks are not
     analysed, the others are), or a CUDA file in which no function parses (at the first syntax
-    error). The engine raises this finding; there is nothing to check in histories.
+    error). Its source is the file: reading and the parsers say why, this rule says it.
 
     ## Why is this bad?
     A file that is silently skipped is a file whose GPU memory waste nobody sees. Reporting
@@ -33,4 +33,5 @@ def unreadable_file(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     ## Fix safety
     No fix.
     """
-    return iter(())
+    yield Finding("GL900", RULES["GL900"].name, f"cannot analyse this file: {why}", Location(display, row, column),
+                  properties={"origin": "static"})

@@ -1,0 +1,149 @@
+"""Which files a run checks, how each is read, and how it is named in reports.
+
+Only regular files are opened; a file that cannot be read or is too large says why (the engine
+turns that into GL900), and the run goes on."""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from gpulint.config import Resolver, Settings
+
+CUDA_SUFFIXES = {".cu", ".cuh"}
+CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
+PYTHON_SUFFIXES = {".py", ".pyi"}
+# A Python file is GPU code when it mentions one of the frameworks gpulint understands.
+_PYTHON_MARKERS = re.compile(rb"\b(torch|cupy|numba|cuda)\b")
+SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-packages", "venv", "CMakeFiles"}
+# A C/C++ file is CUDA code when it launches kernels or calls the runtime/driver API.
+_CUDA_MARKERS = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
+
+
+def resolver_of(settings: "Settings | Resolver") -> Resolver:
+    return settings if isinstance(settings, Resolver) else Resolver.of(settings)
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why `path` is not a file gpulint may open, or None.  Only regular files are read: opening a
+    FIFO blocks until a writer comes (forever, in CI), and a device such as /dev/zero never ends."""
+    try:
+        mode = path.stat().st_mode  # follows symlinks: a link to /dev/zero is a device
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}, not a regular file; skipped"
+
+
+def _special_file(path: Path) -> str | None:
+    """Why discovery skips `path` (a FIFO, socket or device), or None: a file that cannot even be
+    stat'ed (a dangling symlink) is kept, to be reported as unreadable (GL900)."""
+    try:
+        path.stat()
+    except OSError:
+        return None
+    return _not_regular(path)
+
+
+def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Path], list[str], list[str]]:
+    """Files to check, in a stable order; diagnostics for files skipped inside folders; errors for
+    paths named on the command line that cannot be checked (missing, a FIFO, a device: the run
+    exits 2, since a typo must not pass as a clean run).  Each folder's `exclude` comes from the
+    configuration nearest to it; files named on the command line are always checked."""
+    resolver = resolver_of(settings)
+    files: list[Path] = []
+    diagnostics: list[str] = []
+    errors: list[str] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists() and not root.is_symlink():
+            errors.append(f"{raw}: no such file or directory")
+            continue
+        if not root.is_dir():
+            why = _special_file(root)
+            if why is not None:
+                errors.append(f"{raw}: {why}")
+            elif root not in seen:
+                seen.add(root)
+                files.append(root)
+            continue
+        for folder, dirnames, filenames in os.walk(root):
+            base = Path(folder)
+            here = resolver.for_dir(base)
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if not d.startswith(".") and d not in SKIPPED_DIRS and not d.startswith("cmake-build")
+                and not here.matches(base / d, here.exclude)
+            )
+            for name in sorted(filenames):
+                candidate = base / name
+                suffix = candidate.suffix.lower()
+                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES and suffix not in PYTHON_SUFFIXES:
+                    continue
+                if name.startswith(".") or here.matches(candidate, here.exclude) or candidate in seen:
+                    continue
+                why = _special_file(candidate)
+                if why is not None:
+                    diagnostics.append(f"{display_path(candidate)}: {why}")
+                    continue
+                seen.add(candidate)
+                files.append(candidate)
+    return files, diagnostics, errors
+
+
+def display_path(path: Path) -> str:
+    # abspath, not resolve: a symlink is reported under the name the user gave it.
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(os.getcwd())).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | None]:
+    """The file's bytes and, when it cannot be analysed, why (bytes may still be there to look at)."""
+    why = _not_regular(path)
+    if why is not None:
+        return None, why
+    limit = settings.max_file_size
+    try:
+        # At most one byte past the limit, whatever stat said: /proc files report size 0, and a
+        # file may grow between the stat and the read.
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if len(data) > limit:
+        size = max(len(data), _size(path))
+        return None, f"file is too large ({size} bytes; max-file-size is {limit})"
+    if not data.strip():
+        return data, "file is empty"
+    if b"\x00" in data[:8192]:
+        return data, "file is binary"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data, f"not valid UTF-8 (byte {exc.start})"
+    return data, None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def is_python_source(path: Path) -> bool:
+    return path.suffix.lower() in PYTHON_SUFFIXES
+
+
+def is_gpu_source(path: Path, data: bytes) -> bool:
+    """.cu/.cuh always; C/C++ and Python files only when they use CUDA or a GPU framework."""
+    if is_python_source(path):
+        return bool(_PYTHON_MARKERS.search(data))
+    return path.suffix.lower() in CUDA_SUFFIXES or bool(_CUDA_MARKERS.search(data))

@@ -1,0 +1,28 @@
+"""What checking files produces: one `FileResult` per file, one `Report` per run.
+
+Its own module so that the engine, the cache and the outputs share these types without importing
+each other."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpulint.findings import Finding
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[str] = field(default_factory=list)  # one line each, for stderr
+    notes: list[str] = field(default_factory=list)  # shown with -v
+    # gpulint's own failures (a bug, not the user's code): one line each; the run exits 2.
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    diagnostics: list[str]
+    notes: list[str]
+    files: int
+    errors: list[str] = field(default_factory=list)  # internal errors and unusable input: exit 2
