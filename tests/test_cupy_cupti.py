@@ -15,7 +15,7 @@ import pytest
 from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.collectors import cupti_launches, cupy_collector
-from gpulint.dynamic.collectors.recorder import _GPULINT, Recorder, session
+from gpulint.dynamic.collectors.recorder import GPULINT_DIR, Recorder, session
 from gpulint.dynamic.trace import TraceWriter, read_trace
 from gpulint.rules import RULES
 
@@ -233,7 +233,7 @@ def test_launches_gpulint_makes_are_not_the_programs(tmp_path: Path, monkeypatch
     recorder, cupy, installed = start(tmp_path, monkeypatch, cupti, {0xF00: []})
     own = {"call_back": call_back}
     exec(compile("def sample(cupti, params):\n    call_back(cupti, 1, 307, 0, params, 'gpulint_probe')\n",
-                 os.path.join(_GPULINT, "dynamic", "collectors", "_probe.py"), "exec"), own)
+                 os.path.join(GPULINT_DIR, "dynamic", "collectors", "_probe.py"), "exec"), own)
     own["sample"](cupti, launch_params(0xF00, None))
     call_back(cupti, DRIVER, CU_LAUNCH_KERNEL, ENTER, launch_params(0xF00, None), "users")
     launches = [e for e in finish(recorder, installed) if e["ev"] == "launch"]

@@ -116,5 +116,5 @@ def test_packages_installed_outside_site_packages_are_not_the_users(tmp_path, mo
     (project / "mymodel").mkdir(parents=True)
     (project / "mymodel.egg-info").mkdir()  # an editable install's: still the user's project
     monkeypatch.setattr(sys, "path", [str(installed), str(project), *sys.path])
-    assert not recorder._is_user_file(str(installed / "numba_cuda" / "dispatcher.py"))
-    assert recorder._is_user_file(str(project / "mymodel" / "train.py"))
+    assert not recorder.is_user_file(str(installed / "numba_cuda" / "dispatcher.py"))
+    assert recorder.is_user_file(str(project / "mymodel" / "train.py"))

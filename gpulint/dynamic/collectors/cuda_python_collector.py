@@ -14,7 +14,7 @@ import ctypes
 import sys
 from typing import Any, Callable
 
-from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, _is_user_file, host_digest
+from gpulint.dynamic.collectors.recorder import LiveObjects, Recorder, is_user_file, host_digest
 
 _ALLOCS = ("cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cuMemAlloc", "cuMemAllocManaged",
            "cuMemAllocAsync", "cuMemAllocHost")
@@ -105,7 +105,7 @@ class CudaPythonCollector:
         def wrapper(*args, **kwargs):
             result = original(*args, **kwargs)
             # Only the user's own calls: frameworks built on cuda-python have their own collectors.
-            if _is_user_file(sys._getframe(1).f_code.co_filename) and _ok(result):
+            if is_user_file(sys._getframe(1).f_code.co_filename) and _ok(result):
                 with collector.recorder.lock:
                     try:
                         collector._record(name, args, result)

@@ -33,7 +33,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from gpulint.dynamic.collectors.recorder import _GPULINT, LiveObjects, Recorder, _is_user_file
+from gpulint.dynamic.collectors.recorder import GPULINT_DIR, LiveObjects, Recorder, is_user_file
 
 # cbid name in cupti.DriverApiTraceCbid -> its parameter struct in cupti-python
 DRIVER_LAUNCHES = {
@@ -193,9 +193,9 @@ def _launched_by_gpulint(frame: Any) -> bool:
     framework's own Python frames and the standard library's are looked through)."""
     while frame is not None:
         path = frame.f_code.co_filename
-        if path.startswith(_GPULINT + "/"):
+        if path.startswith(GPULINT_DIR + "/"):
             return True
-        if _is_user_file(path):
+        if is_user_file(path):
             return False
         frame = frame.f_back
     return False

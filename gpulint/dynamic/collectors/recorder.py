@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 from gpulint.dynamic.trace import TraceWriter
 
-_GPULINT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GPULINT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _STDLIB = os.path.dirname(os.__file__)
 _SKIPPED_PARTS = ("site-packages", "dist-packages")
 
@@ -95,10 +95,10 @@ class Recorder:
         return text
 
 
-def _is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
+def is_user_file(path: str, cache: dict[str, bool] = {}) -> bool:  # noqa: B006 - a deliberate memo
     found = cache.get(path)
     if found is None:
-        found = cache[path] = not (path.startswith((_GPULINT, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS)
+        found = cache[path] = not (path.startswith((GPULINT_DIR, _STDLIB, "<")) or any(p in path for p in _SKIPPED_PARTS)
                                    or _installed(path))
     return found
 
@@ -166,7 +166,7 @@ def program_entry(path: str, function: str) -> None:
 def _frame_kind(code: Any) -> int:
     if (code.co_filename, code.co_name) in _entries:
         return _ENTRY
-    return int(_is_user_file(code.co_filename))
+    return int(is_user_file(code.co_filename))
 
 
 def code_of(code_id: int) -> Any:
