@@ -12,18 +12,27 @@ from gpulint.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-_EXPECT = re.compile(r"expect:\s*((?:GL\d{3}\s*,?\s*)+)")
+# The one marker grammar of every test program, in a comment on the line a finding points at:
+#   `// expect: GL001, GL002`  static analysis finds these here
+#   `# run: GL004 run: GL004`  a run of the program finds these here (each clause counts once)
+#   `# confirm: GL102 GL103`   `check --confirm` marks the static findings here confirmed
+_MARKER = re.compile(r"\b(expect|run|confirm):((?:[\s,]*GL\d{3})+)")
+
+
+def markers(path: Path, kind: str) -> Counter:
+    """(code, line) multiset of the `kind:` markers (expect, run or confirm) in a program."""
+    found: Counter = Counter()
+    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for match in _MARKER.finditer(line):
+            if match.group(1) == kind:
+                for code in re.findall(r"GL\d{3}", match.group(2)):
+                    found[(code, row)] += 1
+    return found
 
 
 def expected_findings(path: Path) -> Counter:
     """(code, line) multiset from `// expect: GL001, GL002` markers."""
-    found: Counter = Counter()
-    for row, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        match = _EXPECT.search(line)
-        if match:
-            for code in re.findall(r"GL\d{3}", match.group(1)):
-                found[(code, row)] += 1
-    return found
+    return markers(path, "expect")
 
 
 def actual_findings(path: Path, frontend: str = "tree-sitter", **settings) -> Counter:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import markers
 from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.collectors.native import build as builder
@@ -22,7 +22,6 @@ from gpulint.rules import RULES
 from test_cli import run
 
 PROGRAMS = Path(__file__).resolve().parent / "gpu_programs"
-MARKER = re.compile(r"//\s*run:\s*(GL\d{3})")
 
 try:
     DEVICE = builder.detect_device()
@@ -31,11 +30,6 @@ except builder.Unavailable as exc:
     WHY = str(exc)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(DEVICE is None, reason="no NVIDIA GPU")]
-
-
-def markers(source: Path) -> Counter:
-    return Counter((m.group(1), i) for i, line in enumerate(source.read_text().splitlines(), 1)
-                   for m in MARKER.finditer(line))
 
 
 def compile_program(name: str, tmp_path: Path, opt: str = "-O0") -> Path:
@@ -77,7 +71,7 @@ def test_run_finds_exactly_the_pattern(name: str, level: str, opt: str, tmp_path
                                 for k in ("accessed_percent", "fragmentation", "coefficient_of_variation", "slices")
                                 if k in f.properties})
     got = Counter((f.code, f.location.row) for f in found if Path(f.location.path).name == f"{name}.cu")
-    assert got == markers(PROGRAMS / f"{name}.cu"), [(f.code, f.location.path, f.location.row, f.message) for f in found]
+    assert got == markers(PROGRAMS / f"{name}.cu", "run"), [(f.code, f.location.path, f.location.row, f.message) for f in found]
     if name == "gl008_quarter":
         assert [f.properties["accessed_percent"] for f in found if f.code == "GL008"] == [25.0]
 

@@ -8,7 +8,6 @@ need a GPU run in test_python_gpu.py; the cache flush runs here, on the CPU buil
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -17,26 +16,21 @@ import pytest
 
 pytest.importorskip("torch")
 
+from conftest import markers  # noqa: E402
 from gpulint.config import Settings  # noqa: E402
 from gpulint.dynamic.analyze import analyze  # noqa: E402
 from gpulint.dynamic.collectors import pyrun  # noqa: E402
 from gpulint.rules import RULES  # noqa: E402
 
 PROGRAMS = Path(__file__).resolve().parent / "python_loop_programs"
-CONFIRM = re.compile(r"confirm:((?:\s*GL\d{3})+)")
-RUN = re.compile(r"run:\s*(GL\d{3})")
 
 
 def expected(source: Path) -> tuple[Counter, dict]:
     """(run findings by (code, line), static code -> lines that must be confirmed)."""
-    runs, confirms = Counter(), {}
-    for row, line in enumerate(source.read_text().splitlines(), 1):
-        for m in RUN.finditer(line):
-            runs[(m.group(1), row)] += 1
-        for m in CONFIRM.finditer(line):
-            for code in m.group(1).split():
-                confirms.setdefault(code, set()).add(row)
-    return runs, confirms
+    confirms: dict = {}
+    for code, row in markers(source, "confirm"):
+        confirms.setdefault(code, set()).add(row)
+    return markers(source, "run"), confirms
 
 
 def confirmation_marks(trace: Path, program: Path, cwd: Path) -> dict:

@@ -3,7 +3,6 @@
 exactly its `# run: GLxxx` markers, by code and line."""
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,18 +11,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+from conftest import markers  # noqa: E402
 from gpulint.config import Settings  # noqa: E402
 from gpulint.dynamic.analyze import analyze  # noqa: E402
 from gpulint.dynamic.collectors import pyrun  # noqa: E402
 from gpulint.rules import RULES  # noqa: E402
 
 PROGRAMS = Path(__file__).resolve().parent / "torch_programs"
-MARKER = re.compile(r"#\s*run:\s*(GL\d{3})")
-
-
-def markers(source: Path) -> Counter:
-    return Counter((m.group(1), i) for i, line in enumerate(source.read_text().splitlines(), 1)
-                   for m in MARKER.finditer(line))
 
 
 def traced(program: Path, trace: Path) -> list:
@@ -49,7 +43,7 @@ def test_run_finds_exactly_the_pattern(program: str, driver: str, tmp_path: Path
     source = PROGRAMS / program
     found = traced(source, tmp_path / "t.jsonl")
     got = Counter((f.code, f.location.row) for f in found if Path(f.location.path).name == program)
-    assert got == markers(source), [(f.code, f.location.path, f.location.row, f.message) for f in found]
+    assert got == markers(source, "run"), [(f.code, f.location.path, f.location.row, f.message) for f in found]
 
 
 def test_measured_figures(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ int main() {
     const int n = 1 << 20;
     float *a, *b;
     CHECK(cudaMalloc(&a, n * sizeof(float)));
-    CHECK(cudaMalloc(&b, n * sizeof(float)));  // run: GL001
+    CHECK(cudaMalloc(&b, n * sizeof(float)));  // expect: GL001  run: GL001
     fill<<<blocks(n), 256>>>(a, n);
     scale<<<blocks(n), 256>>>(a, n);
     add<<<blocks(n), 256>>>(a, b, n);

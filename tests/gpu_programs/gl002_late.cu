@@ -3,7 +3,7 @@
 int main() {
     const int n = 1 << 20;
     float *a, *b;
-    CHECK(cudaMalloc(&a, n * sizeof(float)));  // run: GL002
+    CHECK(cudaMalloc(&a, n * sizeof(float)));  // expect: GL002  run: GL002
     fill<<<blocks(n), 256>>>(a, n);
     CHECK(cudaMalloc(&b, 2 * n * sizeof(float)));
     fill<<<blocks(2 * n), 256>>>(b, 2 * n);

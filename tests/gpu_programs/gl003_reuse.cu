@@ -3,9 +3,9 @@
 int main() {
     const int n = 1 << 20;
     float *a, *b;
-    CHECK(cudaMalloc(&a, n * sizeof(float)));  // run: GL002
+    CHECK(cudaMalloc(&a, n * sizeof(float)));  // expect: GL002  run: GL002
     fill<<<blocks(n), 256>>>(a, n);
-    CHECK(cudaMalloc(&b, n * sizeof(float)));  // run: GL003
+    CHECK(cudaMalloc(&b, n * sizeof(float)));  // expect: GL003  run: GL003
     fill<<<blocks(n), 256>>>(b, n);
     CHECK(cudaFree(b));
     CHECK(cudaFree(a));

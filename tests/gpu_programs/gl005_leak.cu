@@ -3,7 +3,7 @@
 int main() {
     const int n = 1 << 20;
     float* l;
-    CHECK(cudaMalloc(&l, n * sizeof(float)));  // run: GL005
+    CHECK(cudaMalloc(&l, n * sizeof(float)));  // expect: GL005  run: GL005
     fill<<<blocks(n), 256>>>(l, n);
     CHECK(cudaDeviceSynchronize());
     return 0;

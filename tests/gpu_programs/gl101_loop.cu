@@ -4,7 +4,7 @@ int main() {
     const int n = 1 << 20;
     float* t;
     for (int it = 0; it < 5; ++it) {
-        CHECK(cudaMalloc(&t, n * sizeof(float)));  // run: GL101
+        CHECK(cudaMalloc(&t, n * sizeof(float)));  // expect: GL101  run: GL101
         fill<<<blocks(n), 256>>>(t, n);
         CHECK(cudaFree(t));
     }

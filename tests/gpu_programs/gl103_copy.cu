@@ -14,7 +14,7 @@ int main() {
     fill<<<blocks(n), 256>>>(x, n);
     CHECK(cudaMalloc(&w, n * sizeof(float)));
     for (int it = 0; it < 4; ++it) {
-        CHECK(cudaMemcpy(w, h, n * sizeof(float), cudaMemcpyHostToDevice));  // run: GL103
+        CHECK(cudaMemcpy(w, h, n * sizeof(float), cudaMemcpyHostToDevice));  // expect: GL103  run: GL103
         apply<<<blocks(n), 256>>>(w, x, n);
     }
     CHECK(cudaFree(w));

@@ -3,7 +3,7 @@
 #include "common.h"
 int main() {
     std::vector<float*> ptrs(100000);
-    for (auto& p : ptrs) CHECK(cudaMalloc(&p, 256));
+    for (auto& p : ptrs) CHECK(cudaMalloc(&p, 256));  // expect: GL004, GL005, GL101
     fill<<<1, 64>>>(ptrs[0], 64);
     for (auto p : ptrs) CHECK(cudaFree(p));
     float* big;

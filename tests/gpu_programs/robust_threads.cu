@@ -11,7 +11,7 @@ int main() {
             const int n = 1 << 16;
             for (int it = 0; it < 25; ++it) {
                 float* d;
-                CHECK(cudaMalloc(&d, n * sizeof(float)));
+                CHECK(cudaMalloc(&d, n * sizeof(float)));  // expect: GL101
                 fill<<<blocks(n), 256, 0, s>>>(d, n);
                 scale<<<blocks(n), 256, 0, s>>>(d, n);
                 CHECK(cudaStreamSynchronize(s));
