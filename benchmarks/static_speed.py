@@ -67,6 +67,7 @@ STRESS_TARGET_S = 10  # seconds for each stress input (`--stress`)
 # templates/cuda/*.cu.tmpl: the text of the programs, by section
 KERNEL_CODE = load("cuda/kernels.cu.tmpl")  # kernels, their CPU references and host set-up
 HOST_CODE = load("cuda/host.cu.tmpl")  # the host functions and the fixed parts of main()
+DEVICE_HELPERS = load("cuda/device_helpers.cu.tmpl")  # __device__ functions: those kernels need, a few more
 
 
 # =============================================================================== generator
@@ -369,9 +370,7 @@ FLAVOURS = {
     "simulation": ["particles", "heat1d", "jacobi", "reduce", "init", "conv"],
 }
 
-# ----------------------------------------------------------------------------- helpers
-
-DEVICE_HELPERS = load("cuda/device_helpers.cu.tmpl")
+# ----------------------------------------------------------------------------- headers, context
 
 HEADERS = [
     ("PolyBench/GPU-style {what}.", "Adapted for CUDA; sizes are set at compile time."),
@@ -492,6 +491,7 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
     wrappers: list[str] = []
     wrapper_for: dict[str, Callable[[dict[str, str]], str]] = {}
     result_var: dict[str, str] = {}  # kernel -> variable that receives a ping-pong wrapper's result
+    stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
     for k in kernels:
         if k.pingpong and k.kind in ("jacobi", "heat1d", "map") and rng.random() < 0.45:
             fn = ctx.unique("run_" + k.name.split("_kernel")[0].split("Kernel")[0])
@@ -505,19 +505,9 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
                 "map": f"const int n = nx * ny;\nconst int threads = {ctx.bs};\n"
                        f"const int blocks = (n + threads - 1) / threads;",
             }[k.kind]
-            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
             swap = "std::swap(a, b);" if uses_swap else f"{T}* t = a;\na = b;\nb = t;"
-            body = Code(1)
-            body.add(setup)
-            body.open("for (int step = 0; step < steps; ++step)")
-            body.add(launch)
-            body.add(f"{C}(cudaGetLastError());")
-            body.add(swap)
-            body.close()
-            body.add("return a;  // the last sweep wrote into what is now `a`")
-            wrappers.append(f"// runs `steps` sweeps, ping-ponging between a and b; returns the buffer holding the result\n"
-                            f"static {T}* {fn}({T}* a, {T}* b, int nx, int ny, int steps{stream_param})\n{{\n"
-                            + "\n".join(body.lines) + "\n}")
+            wrappers.append(render(HOST_CODE["pingpong_wrapper"], T=T, fn=fn, stream_param=stream_param, setup=setup,
+                                   launch=launch, check=C, swap=swap))
             res = ctx.unique(ctx.prefix + "result")
             wrapper_for[k.name] = (lambda fn=fn, res=res: lambda b: f"{T}* {res} = {fn}({b['in']}, {b['out']}, nx, ny, "
                                    + "iters" + (f", {ctx.stream}" if ctx.stream else "") + ");")()
@@ -531,14 +521,9 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
                       "gemv": (f"const {T}* A, const {T}* x, {T}* y, int nx, int ny",
                                {"in": "A", "in2": "x", "out": "y"})}[k.kind]
             sig, names = params
-            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
-            body = Code(1)
-            body.add(f"const int threads = {ctx.bs};")
-            if k.kind in ("axpy", "scan"):
-                body.add("const int blocks = (n + threads - 1) / threads;")
-            body.add(k.launch(names))
-            body.add(f"{C}(cudaGetLastError());")
-            wrappers.append(f"static void {fn}({sig}{stream_param})\n{{\n" + "\n".join(body.lines) + "\n}")
+            blocks = "const int blocks = (n + threads - 1) / threads;" if k.kind in ("axpy", "scan") else ""
+            wrappers.append(render(HOST_CODE["launch_wrapper"], fn=fn, params=sig, stream_param=stream_param,
+                                   block_size=ctx.bs, blocks=blocks, launch=k.launch(names), check=C))
             call_args = {"axpy": "{in}, {out}, n", "scan": "{in}, {out}, n", "softmax": "{in}, {out}, nx, ny",
                          "colmean": "{in}, {out}, nx, ny", "gemv": "{in}, {in2}, {out}, nx, ny"}[k.kind]
             wrapper_for[k.name] = (lambda fn=fn, call_args=call_args: lambda b: f"{fn}("
@@ -546,48 +531,11 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
 
     # --- main
     m = Code(1)
-    if rng.random() < 0.5:
-        m.add(f"""
-            int nx = {ctx.nx};
-            int ny = {ctx.ny};
-            int iters = {ctx.iters};
-            int mode = 0;
-            bool verify = false;
-        """)
-        m.open("for (int i = 1; i < argc; ++i)")
-        m.open('if (strcmp(argv[i], "-nx") == 0 && i + 1 < argc)')
-        m.add("nx = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-ny") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("ny = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("iters = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("mode = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verify") == 0) {')
-        m.level += 1
-        m.add("verify = true;")
-        m.close("} else {")
-        m.level += 1
-        m.add("usage(argv[0]);\nreturn EXIT_FAILURE;")
-        m.close()
-        m.close()
+    if rng.random() < 0.5:  # the options parsed in main, or by parse_args()
+        m.add(render(HOST_CODE["main_arguments"], NX=ctx.nx, NY=ctx.ny, IT=ctx.iters))
         parse_fn = ""
     else:
-        m.add("""
-            Options opt;
-            if (!parse_args(argc, argv, &opt)) {
-                usage(argv[0]);
-                return EXIT_FAILURE;
-            }
-            int nx = opt.nx;
-            int ny = opt.ny;
-            int iters = opt.iters;
-            int mode = opt.mode;
-            bool verify = opt.verify;
-        """)
+        m.add(HOST_CODE["main_options"])
         parse_fn = render(HOST_CODE["parse_args"], NX=ctx.nx, NY=ctx.ny, IT=ctx.iters)
     m.add("const int n = nx * ny;")
     if needs_dim:
@@ -667,27 +615,14 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
         if rng.random() < 0.5:
             m.add(f"int errors = compare_results({h_ref}, {h_out}, n, {ctx.lit(1e-4)});")
         else:
-            m.add("int errors = 0;")
-            m.open("for (int i = 0; i < n; ++i)")
-            m.add(f"double diff = fabs((double){h_out}[i] - (double){h_ref}[i]);")
-            m.open(f"if (diff > 1e-4 * (1.0 + fabs((double){h_ref}[i])))")
-            m.open("if (errors < 10)")
-            m.add(f'fprintf(stderr, "mismatch at %d: %f != %f\\n", i, (double){h_out}[i], (double){h_ref}[i]);')
-            m.close()
-            m.add("++errors;")
-            m.close()
-            m.close()
+            m.add(render(HOST_CODE["count_mismatches"], h_out=h_out, h_ref=h_ref))
         m.add(f'printf("verification of {verified.name}: %d mismatches\\n", errors);')
         m.add("ok = ok && errors == 0;")
         m.close()
         m.add("")
 
-    m.add(f"""
-        cudaEvent_t start, stop;
-        {C}(cudaEventCreate(&start));
-        {C}(cudaEventCreate(&stop));
-        {C}(cudaEventRecord(start{', ' + ctx.stream if ctx.stream else ''}));
-    """)
+    stream_arg = f", {ctx.stream}" if ctx.stream else ""
+    m.add(render(HOST_CODE["timer_start"], check=C, stream_arg=stream_arg))
     m.add("")
 
     # phases
@@ -750,42 +685,12 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
             last_out = b["out"] if "out" in k.writes else last_out
         m.add("")
 
-    m.add(f"""
-        {C}(cudaEventRecord(stop{', ' + ctx.stream if ctx.stream else ''}));
-        {C}(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        {C}(cudaEventElapsedTime(&ms, start, stop));
-        {C}(cudaMemcpy({h_out}, {last_out}, bytes, cudaMemcpyDeviceToHost));
-    """)
+    m.add(render(HOST_CODE["timer_stop"], check=C, stream_arg=stream_arg, h_out=h_out, last_out=last_out))
     # results of the extras
-    if "sum" in extra_names:
-        m.add(f"{T} host_sum = 0;")
-        m.add(f"{C}(cudaMemcpy(&host_sum, {extra_names['sum']}, sizeof({T}), cudaMemcpyDeviceToHost));")
-        m.add('printf("device sum: %.6f\\n", (double)host_sum);')
-    if "hist" in extra_names:
-        m.add(f"unsigned int h_hist[{ctx.nbins}];")
-        m.add(f"{C}(cudaMemcpy(h_hist, {extra_names['hist']}, sizeof(h_hist), cudaMemcpyDeviceToHost));")
-        m.add("unsigned long long counted = 0;")
-        m.open(f"for (int b = 0; b < {ctx.nbins}; ++b)")
-        m.add("counted += h_hist[b];")
-        m.close()
-        m.add('printf("histogram holds %llu samples\\n", counted);')
-    if "count" in extra_names:
-        m.add("int selected = 0;")
-        m.add(f"{C}(cudaMemcpy(&selected, {extra_names['count']}, sizeof(int), cudaMemcpyDeviceToHost));")
-        m.add('printf("selected %d of %d values\\n", selected, n);')
-    m.add(f"double sum = checksum({h_out}, n);")
-    m.add("int bad = 0;")
-    m.open("if (verify)")
-    m.open("for (int i = 0; i < n; ++i)")
-    m.open(f"if ({h_out}[i] != {h_out}[i])")
-    m.add("++bad;")
-    m.close()
-    m.close()
-    m.close()
-    m.add("ok = ok && bad == 0;")
-    m.add('printf("time %.3f ms (%.2f GB/s), checksum %.6e, %d NaNs: %s\\n", ms,\n'
-          '       (double)bytes * 2.0 * iters / (ms * 1.0e6), sum, bad, ok ? "PASSED" : "FAILED");')
+    for e in ("sum", "hist", "count"):
+        if e in extra_names:
+            m.add(render(HOST_CODE[f"result_{e}"], T=T, check=C, buffer=extra_names[e], nbins=ctx.nbins))
+    m.add(render(HOST_CODE["report"], h_out=h_out))
     m.add("")
 
     # cleanup
@@ -853,18 +758,8 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
     elif T == "value_t":
         out.append(f"using value_t = {ctx.base};")
     out.append("")
-    macro = [
-        f"#define {C}(call)",
-        "    do {",
-        "        cudaError_t err_ = (call);",
-        "        if (err_ != cudaSuccess) {",
-        '            fprintf(stderr, "CUDA error %s at %s:%d: %s\\n", #call,',
-        "                    __FILE__, __LINE__, cudaGetErrorString(err_));",
-        "            exit(EXIT_FAILURE);",
-        "        }",
-        "    } while (0)",
-    ]
-    out += [line.ljust(78) + "\\" for line in macro[:-1]] + [macro[-1]]
+    macro = render(HOST_CODE["check_macro"], check=C).split("\n")
+    out += [line.ljust(78) + "\\" for line in macro[:-1]] + macro[-1:]  # continuation backslashes in a column
     out.append("")
     out += ctx.constants + ([""] if ctx.constants else [])
     helpers = set(ctx.needs) | set(rng.sample(sorted(DEVICE_HELPERS), rng.randint(0, 2)))
