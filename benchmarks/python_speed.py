@@ -31,7 +31,9 @@ makes sense on an otherwise idle machine. flake8 is not installed by this script
 
 Files are 150-300 lines at the default `--lines-per-file 220` (each is 0.7-1.3 times it, with a
 floor of about 110 lines). The corpus is deterministic for a given `--seed`, `--files` and
-`--lines-per-file`; `--check-corpus` compiles every file and runs flake8 on it.
+`--lines-per-file`; `--check-corpus` compiles every file and runs flake8 on it. The text of the
+programs is in benchmarks/templates/python/; this script chooses and fills it, and times the runs
+with benchmarks/harness.py.
 """
 from __future__ import annotations
 

@@ -27,7 +27,9 @@ a full `main`), so a `--lines-per-file` below that yields longer files, never fe
     python benchmarks/static_speed.py --markdown       # also a table for the README
     python benchmarks/static_speed.py --files 400 --lines-per-file 300 --keep --out /tmp/corpus
 
-The corpus is deterministic for a given `--seed`, `--files` and `--lines-per-file`.
+The corpus is deterministic for a given `--seed`, `--files` and `--lines-per-file`. The text of the
+programs is in benchmarks/templates/cuda/; this script chooses and fills it, and times the runs
+with benchmarks/harness.py.
 """
 from __future__ import annotations
 
