@@ -15,9 +15,6 @@ memory (`ru_maxrss`).  Target: <= 30 s and <= 2 GB.  A benchmark, not a test: it
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import os
-import platform
 import random
 import resource
 import sys
@@ -27,6 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import machine_description, today  # noqa: E402
 
 TARGET_SECONDS = 30.0
 TARGET_BYTES = 2 << 30
@@ -133,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[str, int] = {}
     for f in result.findings:
         counts[f.code] = counts.get(f.code, 0) + 1
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()}"
-    print(f"machine: {machine}; date {_dt.date.today().isoformat()}")
+    print(f"machine: {machine_description()}; date {today()}")
     print(f"analyze (read + order + histories + rules + what-if): {analysed:.1f} s, {len(result.findings):,} findings "
           f"({', '.join(f'{c} {n}' for c, n in sorted(counts.items()))})")
     print(f"peaks: actual {result.peaks.actual:,} B, all fixed {result.peaks.all_fixed:,} B, "

@@ -27,19 +27,16 @@ a full `main`), so a `--lines-per-file` below that yields longer files, never fe
     python benchmarks/static_speed.py --markdown       # also a table for the README
     python benchmarks/static_speed.py --files 400 --lines-per-file 300 --keep --out /tmp/corpus
 
-The corpus is deterministic for a given `--seed`, `--files` and `--lines-per-file`.
+The corpus is deterministic for a given `--seed`, `--files` and `--lines-per-file`. The text of the
+programs is in benchmarks/templates/cuda/; this script chooses and fills it, and times the runs
+with benchmarks/harness.py.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import gc
 import json
-import os
-import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -47,12 +44,32 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from string import Template
 from typing import Callable
 
-REPO = Path(__file__).resolve().parent.parent
-TARGET_LINES_PER_S = 20_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402  (the harness and the templates live next to this script)
+    REPO,
+    TARGET_LINES_PER_S,
+    Result,
+    announce_timing,
+    best_call,
+    best_json_run,
+    machine_description,
+    pin_to_cpu,
+    prepare_out_folder,
+    print_machine,
+    print_markdown_table,
+    print_table,
+    today,
+)
+from templating import load, render  # noqa: E402
+
 STRESS_TARGET_S = 10  # seconds for each stress input (`--stress`)
+
+# templates/cuda/*.cu.tmpl: the text of the programs, by section
+KERNEL_CODE = load("cuda/kernels.cu.tmpl")  # kernels, their CPU references and host set-up
+HOST_CODE = load("cuda/host.cu.tmpl")  # the host functions and the fixed parts of main()
+DEVICE_HELPERS = load("cuda/device_helpers.cu.tmpl")  # __device__ functions: those kernels need, a few more
 
 
 # =============================================================================== generator
@@ -62,11 +79,6 @@ STRESS_TARGET_S = 10  # seconds for each stress input (`--stress`)
 # buffers it reads and writes), optional host launch wrappers and CPU references, and a `main`
 # made of "phases" (single launches, loops with ping-pong swaps, branches on a mode flag,
 # periodic probes, temporary buffers) over a pool of device buffers.
-
-
-def fill(text: str, **values: object) -> str:
-    """Dedent a `$name` template and substitute it."""
-    return Template(textwrap.dedent(text).strip("\n")).substitute({k: str(v) for k, v in values.items()})
 
 
 @dataclass
@@ -171,15 +183,7 @@ def k_axpy(ctx: Ctx) -> Kernel:
     alpha = ctx.lit(ctx.rng.choice([0.5, 0.25, 1.5, 2.0, 0.125]))
     body = ctx.rng.choice(["y[i] = alpha * x[i] + y[i];", "y[i] += alpha * x[i];",
                            "y[i] = fma(alpha, x[i], y[i]);"])
-    code = fill("""
-        // y <- alpha * x + y, grid-stride loop
-        __global__ void $name(int n, $T alpha, const $T* __restrict__ x, $T* __restrict__ y)
-        {
-            $loop {
-                $body
-            }
-        }
-    """, name=name, T=ctx.T, loop=grid_stride(), body=body)
+    code = render(KERNEL_CODE["axpy"], name=name, T=ctx.T, loop=grid_stride(), body=body)
     return Kernel("axpy", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}(n, {alpha}, {b['in']}, {b['out']});")
 
@@ -197,17 +201,7 @@ def k_map(ctx: Ctx) -> Kernel:
     }[variant]
     scale = ctx.lit(ctx.rng.choice([0.5, 0.9, 1.1, 2.0]))
     bias = ctx.lit(ctx.rng.choice([0.0, 0.1, -0.25, 0.05]))
-    code = fill("""
-        template <typename V>
-        __global__ void $name(const V* __restrict__ in, V* __restrict__ out, V scale, V bias, int n)
-        {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) {
-                V v = in[i] * scale + bias;
-                $expr
-            }
-        }
-    """, name=name, expr=expr)
+    code = render(KERNEL_CODE["map"], name=name, expr=expr)
     cpu_expr = {
         "relu": "out[i] = v > 0 ? v : 0;",
         "clamp": "out[i] = v < -1 ? -1 : (v > 1 ? 1 : v);",
@@ -215,15 +209,8 @@ def k_map(ctx: Ctx) -> Kernel:
         "leaky": "out[i] = v > 0 ? v : ($T)0.01 * v;",
     }[variant]
     cpu_name = ctx.unique(f"{name}_cpu")
-    cpu_code = fill("""
-        static void $cpu(const $T* in, $T* out, int nx, int ny)
-        {
-            for (int i = 0; i < nx * ny; ++i) {
-                $T v = in[i] * $scale + $bias;
-                $expr
-            }
-        }
-    """, cpu=cpu_name, T=ctx.T, scale=scale, bias=bias, expr=Template(cpu_expr).substitute(T=ctx.T))
+    cpu_code = render(KERNEL_CODE["map_cpu"], cpu=cpu_name, T=ctx.T, scale=scale, bias=bias,
+                      expr=render(cpu_expr, T=ctx.T))
     return Kernel("map", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}<{ctx.T}>{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, {scale}, {bias}, n);",
                   pingpong=True, cpu_ref=cpu_name, cpu_code=cpu_code)
@@ -232,16 +219,7 @@ def k_map(ctx: Ctx) -> Kernel:
 def k_init(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "init")
     a, b, m = ctx.rng.choice([(7, 13, 29), (3, 5, 17), (11, 31, 37), (1, 3, 101)])
-    code = fill("""
-        __global__ void $name($T* a, int nx, int ny, $T phase)
-        {
-            int x = blockIdx.x * blockDim.x + threadIdx.x;
-            int y = blockIdx.y * blockDim.y + threadIdx.y;
-            if (x < nx && y < ny) {
-                a[y * nx + x] = ($T)((x * $a + y * $b) % $m) / ($T)$m + phase;
-            }
-        }
-    """, name=name, T=ctx.T, a=a, b=b, m=m)
+    code = render(KERNEL_CODE["init"], name=name, T=ctx.T, a=a, b=b, m=m)
     phase = ctx.lit(ctx.rng.choice([0.0, 0.5, 1.0]))
     return Kernel("init", name, code, [], ["out"], [],
                   lambda bb: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({bb['out']}, nx, ny, {phase});")
@@ -250,35 +228,9 @@ def k_init(ctx: Ctx) -> Kernel:
 def k_jacobi(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "jacobi")
     w = ctx.lit(0.2)
-    code = fill("""
-        // five-point Jacobi sweep; boundary cells are copied through
-        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int nx, int ny)
-        {
-            int x = blockIdx.x * blockDim.x + threadIdx.x;
-            int y = blockIdx.y * blockDim.y + threadIdx.y;
-            if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1) {
-                int c = y * nx + x;
-                out[c] = $w * (in[c] + in[c - 1] + in[c + 1] + in[c - nx] + in[c + nx]);
-            } else if (x < nx && y < ny) {
-                out[y * nx + x] = in[y * nx + x];
-            }
-        }
-    """, name=name, T=ctx.T, w=w)
+    code = render(KERNEL_CODE["jacobi"], name=name, T=ctx.T, w=w)
     cpu_name = ctx.unique(f"{name}_reference")
-    cpu_code = fill("""
-        static void $cpu(const $T* in, $T* out, int nx, int ny)
-        {
-            for (int y = 0; y < ny; ++y) {
-                for (int x = 0; x < nx; ++x) {
-                    int c = y * nx + x;
-                    if (x > 0 && y > 0 && x < nx - 1 && y < ny - 1)
-                        out[c] = $w * (in[c] + in[c - 1] + in[c + 1] + in[c - nx] + in[c + nx]);
-                    else
-                        out[c] = in[c];
-                }
-            }
-        }
-    """, cpu=cpu_name, T=ctx.T, w=w)
+    cpu_code = render(KERNEL_CODE["jacobi_cpu"], cpu=cpu_name, T=ctx.T, w=w)
     return Kernel("jacobi", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({b['in']}, {b['out']}, nx, ny);",
                   pingpong=True, cpu_ref=cpu_name, cpu_code=cpu_code)
@@ -286,29 +238,7 @@ def k_jacobi(ctx: Ctx) -> Kernel:
 
 def k_reduce(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "reduce")
-    code = fill("""
-        template <typename V, int BLK>
-        __global__ void $name(const V* __restrict__ in, V* __restrict__ result, int n)
-        {
-            __shared__ V cache[BLK];
-            int tid = threadIdx.x;
-            V acc = V(0);
-            for (int i = blockIdx.x * BLK + tid; i < n; i += BLK * gridDim.x) {
-                acc += in[i];
-            }
-            cache[tid] = acc;
-            __syncthreads();
-            for (int s = BLK / 2; s > 0; s >>= 1) {
-                if (tid < s) {
-                    cache[tid] += cache[tid + s];
-                }
-                __syncthreads();
-            }
-            if (tid == 0) {
-                atomicAdd(result, cache[0]);
-            }
-        }
-    """, name=name)
+    code = render(KERNEL_CODE["reduce"], name=name)
     mem = (f"{ctx.check}(cudaMemsetAsync(%s, 0, sizeof({ctx.T}), {ctx.stream}));" if ctx.stream
            else f"{ctx.check}(cudaMemset(%s, 0, sizeof({ctx.T})));")
     return Kernel("reduce", name, code, ["in"], [], ["sum"],
@@ -318,25 +248,7 @@ def k_reduce(ctx: Ctx) -> Kernel:
 
 def k_hist(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "hist")
-    code = fill("""
-        __global__ void $name(const $T* __restrict__ data, unsigned int* __restrict__ bins, int n)
-        {
-            __shared__ unsigned int local[$NB];
-            for (int b = threadIdx.x; b < $NB; b += blockDim.x) {
-                local[b] = 0;
-            }
-            __syncthreads();
-            $loop {
-                int b = (int)(data[i] * ($T)$NB);
-                b = b < 0 ? 0 : (b >= $NB ? $NB - 1 : b);
-                atomicAdd(&local[b], 1u);
-            }
-            __syncthreads();
-            for (int b = threadIdx.x; b < $NB; b += blockDim.x) {
-                atomicAdd(&bins[b], local[b]);
-            }
-        }
-    """, name=name, T=ctx.T, NB=ctx.nbins, loop=grid_stride())
+    code = render(KERNEL_CODE["hist"], name=name, T=ctx.T, NB=ctx.nbins, loop=grid_stride())
     return Kernel("hist", name, code, ["in"], [], ["hist"],
                   lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['hist']}, n);")
 
@@ -344,32 +256,7 @@ def k_hist(ctx: Ctx) -> Kernel:
 def k_matmul(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "matmul")
     tile = ctx.rng.choice([8, 16, 16, 32])
-    code = fill("""
-        template <int TILE>
-        __global__ void $name(const $T* A, const $T* B, $T* C, int dim)
-        {
-            __shared__ $T As[TILE][TILE];
-            __shared__ $T Bs[TILE][TILE];
-            int row = blockIdx.y * TILE + threadIdx.y;
-            int col = blockIdx.x * TILE + threadIdx.x;
-            $T acc = 0;
-            for (int t = 0; t < (dim + TILE - 1) / TILE; ++t) {
-                int ac = t * TILE + threadIdx.x;
-                int br = t * TILE + threadIdx.y;
-                As[threadIdx.y][threadIdx.x] = (row < dim && ac < dim) ? A[row * dim + ac] : ($T)0;
-                Bs[threadIdx.y][threadIdx.x] = (br < dim && col < dim) ? B[br * dim + col] : ($T)0;
-                __syncthreads();
-        #pragma unroll
-                for (int k = 0; k < TILE; ++k) {
-                    acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
-                }
-                __syncthreads();
-            }
-            if (row < dim && col < dim) {
-                C[row * dim + col] = acc;
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["matmul"], name=name, T=ctx.T)
     grid = f"dim3((dim + {tile - 1}) / {tile}, (dim + {tile - 1}) / {tile})"
     return Kernel("matmul", name, code, ["in", "in2"], ["out"], [],
                   lambda b: f"{name}<{tile}>{ctx.launch_cfg(grid, f'dim3({tile}, {tile})')}({b['in']}, {b['in2']}, {b['out']}, dim);",
@@ -378,37 +265,9 @@ def k_matmul(ctx: Ctx) -> Kernel:
 
 def k_transpose(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "transpose")
-    code = fill("""
-        // coalesced transpose through a padded shared-memory tile (block 32 x 8)
-        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int nx, int ny)
-        {
-            __shared__ $T tile[32][33];
-            int x = blockIdx.x * 32 + threadIdx.x;
-            int y = blockIdx.y * 32 + threadIdx.y;
-            for (int j = 0; j < 32; j += blockDim.y) {
-                if (x < nx && y + j < ny) {
-                    tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * nx + x];
-                }
-            }
-            __syncthreads();
-            x = blockIdx.y * 32 + threadIdx.x;
-            y = blockIdx.x * 32 + threadIdx.y;
-            for (int j = 0; j < 32; j += blockDim.y) {
-                if (x < ny && y + j < nx) {
-                    out[(y + j) * ny + x] = tile[threadIdx.x][threadIdx.y + j];
-                }
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["transpose"], name=name, T=ctx.T)
     cpu_name = ctx.unique(f"{name}_host")
-    cpu_code = fill("""
-        static void $cpu(const $T* in, $T* out, int nx, int ny)
-        {
-            for (int y = 0; y < ny; ++y)
-                for (int x = 0; x < nx; ++x)
-                    out[x * ny + y] = in[y * nx + x];
-        }
-    """, cpu=cpu_name, T=ctx.T)
+    cpu_code = render(KERNEL_CODE["transpose_cpu"], cpu=cpu_name, T=ctx.T)
     return Kernel("transpose", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('dim3((nx + 31) / 32, (ny + 31) / 32)', 'dim3(32, 8)')}({b['in']}, {b['out']}, nx, ny);",
                   cpu_ref=cpu_name, cpu_code=cpu_code)
@@ -416,107 +275,35 @@ def k_transpose(ctx: Ctx) -> Kernel:
 
 def k_gemv(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "gemv")
-    code = fill("""
-        __global__ void $name(const $T* __restrict__ A, const $T* __restrict__ x, $T* __restrict__ y, int rows, int cols)
-        {
-            int r = blockIdx.x * blockDim.x + threadIdx.x;
-            if (r < rows) {
-                $T sum = ($T)0;
-                for (int c = 0; c < cols; ++c) {
-                    sum += A[r * cols + c] * x[c];
-                }
-                y[r] = sum;
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["gemv"], name=name, T=ctx.T)
     return Kernel("gemv", name, code, ["in", "in2"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('(ny + threads - 1) / threads', 'threads')}({b['in']}, {b['in2']}, {b['out']}, ny, nx);")
 
 
 def k_scan(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "scan")
-    code = fill("""
-        // Hillis-Steele inclusive scan of each block's slice
-        template <typename V, int BLK>
-        __global__ void $name(const V* in, V* out, int n)
-        {
-            __shared__ V buf[BLK];
-            int i = blockIdx.x * BLK + threadIdx.x;
-            buf[threadIdx.x] = i < n ? in[i] : V(0);
-            __syncthreads();
-            for (int off = 1; off < BLK; off <<= 1) {
-                V t = threadIdx.x >= off ? buf[threadIdx.x - off] : V(0);
-                __syncthreads();
-                buf[threadIdx.x] += t;
-                __syncthreads();
-            }
-            if (i < n) {
-                out[i] = buf[threadIdx.x];
-            }
-        }
-    """, name=name)
+    code = render(KERNEL_CODE["scan"], name=name)
     return Kernel("scan", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}<{ctx.T}, {ctx.bs}>{ctx.launch_cfg('blocks', ctx.bs)}({b['in']}, {b['out']}, n);")
 
 
 def k_softmax(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "softmax")
-    code = fill("""
-        __global__ void $name(const $T* in, $T* out, int rows, int cols)
-        {
-            int r = blockIdx.x * blockDim.x + threadIdx.x;
-            if (r >= rows) {
-                return;
-            }
-            const $T* row = in + (size_t)r * cols;
-            $T m = row[0];
-            for (int c = 1; c < cols; ++c) {
-                m = row[c] > m ? row[c] : m;
-            }
-            $T s = ($T)0;
-            for (int c = 0; c < cols; ++c) {
-                s += exp(row[c] - m);
-            }
-            for (int c = 0; c < cols; ++c) {
-                out[(size_t)r * cols + c] = exp(row[c] - m) / s;
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["softmax"], name=name, T=ctx.T)
     return Kernel("softmax", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('(ny + threads - 1) / threads', 'threads')}({b['in']}, {b['out']}, ny, nx);")
 
 
 def k_colmean(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "colmean")
-    code = fill("""
-        __global__ void $name(const $T* data, $T* mean, int rows, int cols)
-        {
-            int j = blockIdx.x * blockDim.x + threadIdx.x;
-            if (j < cols) {
-                $T acc = 0;
-                for (int i = 0; i < rows; i++) {
-                    acc += data[i * cols + j];
-                }
-                mean[j] = acc / ($T)rows;
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["colmean"], name=name, T=ctx.T)
     return Kernel("colmean", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('(nx + threads - 1) / threads', 'threads')}({b['in']}, {b['out']}, ny, nx);")
 
 
 def k_center(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "center")
-    code = fill("""
-        __global__ void $name($T* data, const $T* mean, int rows, int cols)
-        {
-            int j = blockIdx.x * blockDim.x + threadIdx.x;
-            int i = blockIdx.y * blockDim.y + threadIdx.y;
-            if (i < rows && j < cols) {
-                data[i * cols + j] -= mean[j];
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["center"], name=name, T=ctx.T)
     return Kernel("center", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('grid2d', 'block2d')}({b['out']}, {b['in']}, ny, nx);")
 
@@ -524,19 +311,7 @@ def k_center(ctx: Ctx) -> Kernel:
 def k_dot(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "dot")
     ctx.needs.add("warp_sum")
-    code = fill("""
-        __global__ void $name(const $T* __restrict__ x, const $T* __restrict__ y, $T* result, int n)
-        {
-            $T acc = 0;
-            $loop {
-                acc += x[i] * y[i];
-            }
-            acc = warp_sum(acc);
-            if ((threadIdx.x & 31) == 0) {
-                atomicAdd(result, acc);
-            }
-        }
-    """, name=name, T=ctx.T, loop=grid_stride())
+    code = render(KERNEL_CODE["dot"], name=name, T=ctx.T, loop=grid_stride())
     mem = f"{ctx.check}(cudaMemset(%s, 0, sizeof({ctx.T})));"
     return Kernel("dot", name, code, ["in", "in2"], [], ["sum"],
                   lambda b: (mem % b["sum"]) + "\n"
@@ -546,19 +321,7 @@ def k_dot(ctx: Ctx) -> Kernel:
 def k_compact(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "compact")
     thr = ctx.lit(ctx.rng.choice([0.5, 0.25, 0.75]))
-    code = fill("""
-        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int* count, int n, $T threshold)
-        {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) {
-                $T v = in[i];
-                if (v > threshold) {
-                    int pos = atomicAdd(count, 1);
-                    out[pos] = v;
-                }
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["compact"], name=name, T=ctx.T)
     return Kernel("compact", name, code, ["in"], ["out"], ["count"],
                   lambda b: f"{ctx.check}(cudaMemset({b['count']}, 0, sizeof(int)));\n"
                   + f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, {b['count']}, n, {thr});")
@@ -568,30 +331,9 @@ def k_conv(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "conv")
     weights = ctx.unique(ctx.rng.choice(["c_weights", "c_filter", "c_taps", "d_kernel_coef"]))
     ctx.constants.append(f"__constant__ {ctx.T} {weights}[2 * {ctx.radius} + 1];")
-    code = fill("""
-        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int n)
-        {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i >= n) {
-                return;
-            }
-            $T acc = 0;
-            for (int k = -$R; k <= $R; ++k) {
-                int j = i + k;
-                j = j < 0 ? 0 : (j >= n ? n - 1 : j);
-                acc += $w[k + $R] * in[j];
-            }
-            out[i] = acc;
-        }
-    """, name=name, T=ctx.T, R=ctx.radius, w=weights)
+    code = render(KERNEL_CODE["conv"], name=name, T=ctx.T, R=ctx.radius, w=weights)
     host = ctx.unique("h_taps")
-    setup = fill("""
-        $T $h[2 * $R + 1];
-        for (int k = 0; k < 2 * $R + 1; ++k) {
-            $h[k] = ($T)1 / ($T)(2 * $R + 1);
-        }
-        $check(cudaMemcpyToSymbol($w, $h, sizeof($h)));
-    """, T=ctx.T, R=ctx.radius, w=weights, h=host, check=ctx.check)
+    setup = render(KERNEL_CODE["conv_weights_setup"], T=ctx.T, R=ctx.radius, w=weights, h=host, check=ctx.check)
     return Kernel("conv", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['in']}, {b['out']}, n);",
                   pingpong=True, const_setup=setup)
@@ -601,17 +343,7 @@ def k_particles(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "particles")
     ctx.needs.add("clampv")
     dt = ctx.lit(ctx.rng.choice([0.01, 0.001, 0.005]))
-    code = fill("""
-        __global__ void $name($T* pos, $T* vel, int n, $T dt)
-        {
-            $loop {
-                $T a = -pos[i] * ($T)4;
-                $T v = clampv(vel[i] + dt * a, ($T)-10, ($T)10);
-                vel[i] = v;
-                pos[i] += dt * v;
-            }
-        }
-    """, name=name, T=ctx.T, loop=grid_stride())
+    code = render(KERNEL_CODE["particles"], name=name, T=ctx.T, loop=grid_stride())
     return Kernel("particles", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads')}({b['out']}, {b['in']}, n, {dt});")
 
@@ -619,29 +351,7 @@ def k_particles(ctx: Ctx) -> Kernel:
 def k_heat1d(ctx: Ctx) -> Kernel:
     name = kernel_name(ctx, "heat1d")
     alpha = ctx.lit(ctx.rng.choice([0.1, 0.2, 0.25]))
-    code = fill("""
-        // three-point stencil with a halo in dynamic shared memory
-        __global__ void $name(const $T* __restrict__ in, $T* __restrict__ out, int n, $T alpha)
-        {
-            extern __shared__ unsigned char smem_raw[];
-            $T* s = reinterpret_cast<$T*>(smem_raw);
-            int g = blockIdx.x * blockDim.x + threadIdx.x;
-            int l = threadIdx.x + 1;
-            if (g < n) {
-                s[l] = in[g];
-                if (threadIdx.x == 0) {
-                    s[0] = g > 0 ? in[g - 1] : in[g];
-                }
-                if (threadIdx.x == blockDim.x - 1 || g == n - 1) {
-                    s[l + 1] = g + 1 < n ? in[g + 1] : in[g];
-                }
-            }
-            __syncthreads();
-            if (g < n) {
-                out[g] = s[l] + alpha * (s[l - 1] - ($T)2 * s[l] + s[l + 1]);
-            }
-        }
-    """, name=name, T=ctx.T)
+    code = render(KERNEL_CODE["heat1d"], name=name, T=ctx.T)
     return Kernel("heat1d", name, code, ["in"], ["out"], [],
                   lambda b: f"{name}{ctx.launch_cfg('blocks', 'threads', f'(threads + 2) * sizeof({ctx.T})')}({b['in']}, {b['out']}, n, {alpha});",
                   pingpong=True)
@@ -662,50 +372,7 @@ FLAVOURS = {
     "simulation": ["particles", "heat1d", "jacobi", "reduce", "init", "conv"],
 }
 
-# ----------------------------------------------------------------------------- helpers
-
-DEVICE_HELPERS = {
-    "clampv": """
-        template <typename V>
-        __device__ __forceinline__ V clampv(V v, V lo, V hi)
-        {
-            return v < lo ? lo : (v > hi ? hi : v);
-        }
-    """,
-    "warp_sum": """
-        template <typename V>
-        __device__ __forceinline__ V warp_sum(V v)
-        {
-            for (int offset = 16; offset > 0; offset >>= 1) {
-                v += __shfl_down_sync(0xffffffffu, v, offset);
-            }
-            return v;
-        }
-    """,
-    "idx2": """
-        __host__ __device__ inline int idx2(int x, int y, int pitch)
-        {
-            return y * pitch + x;
-        }
-    """,
-    "hash32": """
-        __device__ unsigned int hash32(unsigned int x)
-        {
-            x ^= x >> 16;
-            x *= 0x7feb352du;
-            x ^= x >> 15;
-            x *= 0x846ca68bu;
-            x ^= x >> 16;
-            return x;
-        }
-    """,
-    "lerp": """
-        __device__ inline $T lerp_value($T a, $T b, $T t)
-        {
-            return a + t * (b - a);
-        }
-    """,
-}
+# ----------------------------------------------------------------------------- headers, context
 
 HEADERS = [
     ("PolyBench/GPU-style {what}.", "Adapted for CUDA; sizes are set at compile time."),
@@ -826,6 +493,7 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
     wrappers: list[str] = []
     wrapper_for: dict[str, Callable[[dict[str, str]], str]] = {}
     result_var: dict[str, str] = {}  # kernel -> variable that receives a ping-pong wrapper's result
+    stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
     for k in kernels:
         if k.pingpong and k.kind in ("jacobi", "heat1d", "map") and rng.random() < 0.45:
             fn = ctx.unique("run_" + k.name.split("_kernel")[0].split("Kernel")[0])
@@ -839,19 +507,9 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
                 "map": f"const int n = nx * ny;\nconst int threads = {ctx.bs};\n"
                        f"const int blocks = (n + threads - 1) / threads;",
             }[k.kind]
-            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
             swap = "std::swap(a, b);" if uses_swap else f"{T}* t = a;\na = b;\nb = t;"
-            body = Code(1)
-            body.add(setup)
-            body.open("for (int step = 0; step < steps; ++step)")
-            body.add(launch)
-            body.add(f"{C}(cudaGetLastError());")
-            body.add(swap)
-            body.close()
-            body.add("return a;  // the last sweep wrote into what is now `a`")
-            wrappers.append(f"// runs `steps` sweeps, ping-ponging between a and b; returns the buffer holding the result\n"
-                            f"static {T}* {fn}({T}* a, {T}* b, int nx, int ny, int steps{stream_param})\n{{\n"
-                            + "\n".join(body.lines) + "\n}")
+            wrappers.append(render(HOST_CODE["pingpong_wrapper"], T=T, fn=fn, stream_param=stream_param, setup=setup,
+                                   launch=launch, check=C, swap=swap))
             res = ctx.unique(ctx.prefix + "result")
             wrapper_for[k.name] = (lambda fn=fn, res=res: lambda b: f"{T}* {res} = {fn}({b['in']}, {b['out']}, nx, ny, "
                                    + "iters" + (f", {ctx.stream}" if ctx.stream else "") + ");")()
@@ -865,14 +523,9 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
                       "gemv": (f"const {T}* A, const {T}* x, {T}* y, int nx, int ny",
                                {"in": "A", "in2": "x", "out": "y"})}[k.kind]
             sig, names = params
-            stream_param = f", cudaStream_t {ctx.stream}" if ctx.stream else ""
-            body = Code(1)
-            body.add(f"const int threads = {ctx.bs};")
-            if k.kind in ("axpy", "scan"):
-                body.add("const int blocks = (n + threads - 1) / threads;")
-            body.add(k.launch(names))
-            body.add(f"{C}(cudaGetLastError());")
-            wrappers.append(f"static void {fn}({sig}{stream_param})\n{{\n" + "\n".join(body.lines) + "\n}")
+            blocks = "const int blocks = (n + threads - 1) / threads;" if k.kind in ("axpy", "scan") else ""
+            wrappers.append(render(HOST_CODE["launch_wrapper"], fn=fn, params=sig, stream_param=stream_param,
+                                   block_size=ctx.bs, blocks=blocks, launch=k.launch(names), check=C))
             call_args = {"axpy": "{in}, {out}, n", "scan": "{in}, {out}, n", "softmax": "{in}, {out}, nx, ny",
                          "colmean": "{in}, {out}, nx, ny", "gemv": "{in}, {in2}, {out}, nx, ny"}[k.kind]
             wrapper_for[k.name] = (lambda fn=fn, call_args=call_args: lambda b: f"{fn}("
@@ -880,80 +533,12 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
 
     # --- main
     m = Code(1)
-    if rng.random() < 0.5:
-        m.add(f"""
-            int nx = {ctx.nx};
-            int ny = {ctx.ny};
-            int iters = {ctx.iters};
-            int mode = 0;
-            bool verify = false;
-        """)
-        m.open("for (int i = 1; i < argc; ++i)")
-        m.open('if (strcmp(argv[i], "-nx") == 0 && i + 1 < argc)')
-        m.add("nx = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-ny") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("ny = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("iters = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-m") == 0 && i + 1 < argc) {')
-        m.level += 1
-        m.add("mode = atoi(argv[++i]);")
-        m.close('} else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verify") == 0) {')
-        m.level += 1
-        m.add("verify = true;")
-        m.close("} else {")
-        m.level += 1
-        m.add("usage(argv[0]);\nreturn EXIT_FAILURE;")
-        m.close()
-        m.close()
+    if rng.random() < 0.5:  # the options parsed in main, or by parse_args()
+        m.add(render(HOST_CODE["main_arguments"], NX=ctx.nx, NY=ctx.ny, IT=ctx.iters))
         parse_fn = ""
     else:
-        m.add("""
-            Options opt;
-            if (!parse_args(argc, argv, &opt)) {
-                usage(argv[0]);
-                return EXIT_FAILURE;
-            }
-            int nx = opt.nx;
-            int ny = opt.ny;
-            int iters = opt.iters;
-            int mode = opt.mode;
-            bool verify = opt.verify;
-        """)
-        parse_fn = fill("""
-            struct Options {
-                int nx;
-                int ny;
-                int iters;
-                int mode;
-                bool verify;
-            };
-
-            static bool parse_args(int argc, char** argv, Options* opt)
-            {
-                opt->nx = $NX;
-                opt->ny = $NY;
-                opt->iters = $IT;
-                opt->mode = 0;
-                opt->verify = false;
-                for (int i = 1; i < argc; ++i) {
-                    if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-                        opt->nx = opt->ny = atoi(argv[++i]);
-                    } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
-                        opt->iters = atoi(argv[++i]);
-                    } else if (!strcmp(argv[i], "-m") && i + 1 < argc) {
-                        opt->mode = atoi(argv[++i]);
-                    } else if (!strcmp(argv[i], "-v")) {
-                        opt->verify = true;
-                    } else {
-                        return false;
-                    }
-                }
-                return opt->nx > 2 && opt->ny > 2 && opt->iters > 0;
-            }
-        """, NX=ctx.nx, NY=ctx.ny, IT=ctx.iters)
+        m.add(HOST_CODE["main_options"])
+        parse_fn = render(HOST_CODE["parse_args"], NX=ctx.nx, NY=ctx.ny, IT=ctx.iters)
     m.add("const int n = nx * ny;")
     if needs_dim:
         m.add("const int dim = nx < ny ? nx : ny;")
@@ -1032,27 +617,14 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
         if rng.random() < 0.5:
             m.add(f"int errors = compare_results({h_ref}, {h_out}, n, {ctx.lit(1e-4)});")
         else:
-            m.add("int errors = 0;")
-            m.open("for (int i = 0; i < n; ++i)")
-            m.add(f"double diff = fabs((double){h_out}[i] - (double){h_ref}[i]);")
-            m.open(f"if (diff > 1e-4 * (1.0 + fabs((double){h_ref}[i])))")
-            m.open("if (errors < 10)")
-            m.add(f'fprintf(stderr, "mismatch at %d: %f != %f\\n", i, (double){h_out}[i], (double){h_ref}[i]);')
-            m.close()
-            m.add("++errors;")
-            m.close()
-            m.close()
+            m.add(render(HOST_CODE["count_mismatches"], h_out=h_out, h_ref=h_ref))
         m.add(f'printf("verification of {verified.name}: %d mismatches\\n", errors);')
         m.add("ok = ok && errors == 0;")
         m.close()
         m.add("")
 
-    m.add(f"""
-        cudaEvent_t start, stop;
-        {C}(cudaEventCreate(&start));
-        {C}(cudaEventCreate(&stop));
-        {C}(cudaEventRecord(start{', ' + ctx.stream if ctx.stream else ''}));
-    """)
+    stream_arg = f", {ctx.stream}" if ctx.stream else ""
+    m.add(render(HOST_CODE["timer_start"], check=C, stream_arg=stream_arg))
     m.add("")
 
     # phases
@@ -1115,42 +687,12 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
             last_out = b["out"] if "out" in k.writes else last_out
         m.add("")
 
-    m.add(f"""
-        {C}(cudaEventRecord(stop{', ' + ctx.stream if ctx.stream else ''}));
-        {C}(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        {C}(cudaEventElapsedTime(&ms, start, stop));
-        {C}(cudaMemcpy({h_out}, {last_out}, bytes, cudaMemcpyDeviceToHost));
-    """)
+    m.add(render(HOST_CODE["timer_stop"], check=C, stream_arg=stream_arg, h_out=h_out, last_out=last_out))
     # results of the extras
-    if "sum" in extra_names:
-        m.add(f"{T} host_sum = 0;")
-        m.add(f"{C}(cudaMemcpy(&host_sum, {extra_names['sum']}, sizeof({T}), cudaMemcpyDeviceToHost));")
-        m.add('printf("device sum: %.6f\\n", (double)host_sum);')
-    if "hist" in extra_names:
-        m.add(f"unsigned int h_hist[{ctx.nbins}];")
-        m.add(f"{C}(cudaMemcpy(h_hist, {extra_names['hist']}, sizeof(h_hist), cudaMemcpyDeviceToHost));")
-        m.add("unsigned long long counted = 0;")
-        m.open(f"for (int b = 0; b < {ctx.nbins}; ++b)")
-        m.add("counted += h_hist[b];")
-        m.close()
-        m.add('printf("histogram holds %llu samples\\n", counted);')
-    if "count" in extra_names:
-        m.add("int selected = 0;")
-        m.add(f"{C}(cudaMemcpy(&selected, {extra_names['count']}, sizeof(int), cudaMemcpyDeviceToHost));")
-        m.add('printf("selected %d of %d values\\n", selected, n);')
-    m.add(f"double sum = checksum({h_out}, n);")
-    m.add("int bad = 0;")
-    m.open("if (verify)")
-    m.open("for (int i = 0; i < n; ++i)")
-    m.open(f"if ({h_out}[i] != {h_out}[i])")
-    m.add("++bad;")
-    m.close()
-    m.close()
-    m.close()
-    m.add("ok = ok && bad == 0;")
-    m.add('printf("time %.3f ms (%.2f GB/s), checksum %.6e, %d NaNs: %s\\n", ms,\n'
-          '       (double)bytes * 2.0 * iters / (ms * 1.0e6), sum, bad, ok ? "PASSED" : "FAILED");')
+    for e in ("sum", "hist", "count"):
+        if e in extra_names:
+            m.add(render(HOST_CODE[f"result_{e}"], T=T, check=C, buffer=extra_names[e], nbins=ctx.nbins))
+    m.add(render(HOST_CODE["report"], h_out=h_out))
     m.add("")
 
     # cleanup
@@ -1218,47 +760,19 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
     elif T == "value_t":
         out.append(f"using value_t = {ctx.base};")
     out.append("")
-    macro = [
-        f"#define {C}(call)",
-        "    do {",
-        "        cudaError_t err_ = (call);",
-        "        if (err_ != cudaSuccess) {",
-        '            fprintf(stderr, "CUDA error %s at %s:%d: %s\\n", #call,',
-        "                    __FILE__, __LINE__, cudaGetErrorString(err_));",
-        "            exit(EXIT_FAILURE);",
-        "        }",
-        "    } while (0)",
-    ]
-    out += [line.ljust(78) + "\\" for line in macro[:-1]] + [macro[-1]]
+    macro = render(HOST_CODE["check_macro"], check=C).split("\n")
+    out += [line.ljust(78) + "\\" for line in macro[:-1]] + macro[-1:]  # continuation backslashes in a column
     out.append("")
     out += ctx.constants + ([""] if ctx.constants else [])
     helpers = set(ctx.needs) | set(rng.sample(sorted(DEVICE_HELPERS), rng.randint(0, 2)))
     for h in sorted(helpers):
-        out.append(fill(DEVICE_HELPERS[h], T=T))
+        out.append(render(DEVICE_HELPERS[h], T=T))
         out.append("")
     for k in kernels:
         out.append(k.code)
         out.append("")
     # host helpers
-    out.append(fill("""
-        static void init_host($T* a, int n, unsigned int seed)
-        {
-            unsigned int s = seed;
-            for (int i = 0; i < n; ++i) {
-                s = s * 1664525u + 1013904223u;
-                a[i] = ($T)(s >> 8) / ($T)16777216;
-            }
-        }
-
-        static double checksum(const $T* a, int n)
-        {
-            double s = 0.0;
-            for (int i = 0; i < n; ++i) {
-                s += (double)a[i];
-            }
-            return s;
-        }
-    """, T=T))
+    out.append(render(HOST_CODE["init_host_and_checksum"], T=T))
     out.append("")
     if verified:
         for k in kernels:
@@ -1266,35 +780,12 @@ def generate_file(rng: Random, index: int, target_lines: int) -> tuple[str, str]
                 out.append(k.cpu_code)
                 out.append("")
     if uses_compare:
-        out.append(fill("""
-            static int compare_results(const $T* ref, const $T* got, int n, $T tol)
-            {
-                int errors = 0;
-                for (int i = 0; i < n; ++i) {
-                    $T diff = ref[i] - got[i];
-                    if (diff < 0) {
-                        diff = -diff;
-                    }
-                    if (diff > tol * (($T)1 + (ref[i] < 0 ? -ref[i] : ref[i]))) {
-                        if (errors < 5) {
-                            fprintf(stderr, "  [%d] expected %f got %f\\n", i, (double)ref[i], (double)got[i]);
-                        }
-                        ++errors;
-                    }
-                }
-                return errors;
-            }
-        """, T=T))
+        out.append(render(HOST_CODE["compare_results"], T=T))
         out.append("")
     for w in wrappers:
         out.append(w)
         out.append("")
-    out.append(fill("""
-        static void usage(const char* prog)
-        {
-            fprintf(stderr, "usage: %s [-nx N] [-ny N] [-n N] [-i ITERS] [-m MODE] [-v]\\n", prog);
-        }
-    """))
+    out.append(render(HOST_CODE["usage"]))
     out.append("")
     if parse_fn:
         out.append(parse_fn)
@@ -1486,7 +977,7 @@ def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -
             rows.append((what, lines, seconds, len(items), met))
             print(f"  {what}: {lines:,} lines, {seconds:.2f} s, {len(items):,} findings -> {met}")
     print()
-    print(f"machine: {machine_description()}; date: {_dt.date.today().isoformat()}")
+    print(f"machine: {machine_description()}; date: {today()}")
     if markdown:
         print()
         print("| Stress input | Lines | Time (s) | Findings | < 10 s |")
@@ -1502,53 +993,15 @@ def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -
 
 
 @dataclass
-class Result:
-    label: str
-    seconds: float | None = None
-    findings: set[tuple[str, str, int]] | None = None
-    count: int | None = None
-    error: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-def _gpulint_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.pop("PYTHONSTARTUP", None)
-    return env
+class FrontendResult(Result):
+    findings: set[tuple[str, str, int]] | None = None  # distinct (code, file name, row)
 
 
 _FALLBACK = re.compile(r"using tree-sitter|falling back to tree-sitter")
 
 
-def best_json_run(cmd: list[str], folder: Path, repeat: int) -> tuple[float | None, list, str, str | None]:
-    """Run a `gpulint check --format json` command `repeat` times (adding `-o REPORT`): the best
-    wall time, the findings of the report, the last run's stderr, and an error or None."""
-    best = None
-    stderr = ""
-    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as scratch:
-        report = Path(scratch) / "report.json"
-        for _ in range(repeat):
-            report.unlink(missing_ok=True)
-            t0 = time.perf_counter()
-            proc = subprocess.run([*cmd, "-o", str(report)], cwd=folder, env=_gpulint_env(), capture_output=True,
-                                  text=True)
-            elapsed = time.perf_counter() - t0
-            stderr = proc.stderr
-            if proc.returncode not in (0, 1) or not report.exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                return None, [], stderr, f"exit {proc.returncode}: " + (" | ".join(tail) or "no output")
-            best = elapsed if best is None else min(best, elapsed)
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            return None, [], stderr, f"unreadable JSON report: {exc}"
-    items = data if isinstance(data, list) else data.get("findings", [])
-    return best, items, stderr, None
-
-
-def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> Result:
-    result = Result(f"{frontend} (CLI)")
+def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> FrontendResult:
+    result = FrontendResult(f"{frontend} (CLI)")
     if frontend == "clang":
         try:
             import importlib
@@ -1604,8 +1057,6 @@ CACHE_TARGET = 10.0
 def time_cache(cmd: list[str], folder: Path, repeat: int) -> CacheTiming:
     """`cmd` (a `gpulint check --format json` command line, CLI start-up included) once on an
     empty `.gpulint_cache/`, then `repeat` times over the unchanged tree."""
-    import shutil
-
     timing = CacheTiming()
     shutil.rmtree(folder / ".gpulint_cache", ignore_errors=True)
     timing.cold, cold_items, _, timing.error = best_json_run(cmd, folder, 1)
@@ -1616,8 +1067,8 @@ def time_cache(cmd: list[str], folder: Path, repeat: int) -> CacheTiming:
     return timing
 
 
-def time_in_process(folder: Path, repeat: int) -> Result:
-    result = Result("tree-sitter (in-process)")
+def time_in_process(folder: Path, repeat: int) -> FrontendResult:
+    result = FrontendResult("tree-sitter (in-process)")
     try:
         sys.path.insert(0, str(REPO))
         from gpulint.config import Settings
@@ -1626,16 +1077,8 @@ def time_in_process(folder: Path, repeat: int) -> Result:
         result.error = f"cannot import gpulint.engine ({type(exc).__name__}: {exc})"
         return result
     settings = Settings(jobs=1, frontend="tree-sitter")
-    best = None
-    report = None
     try:
-        for _ in range(repeat):
-            report = None
-            gc.collect()
-            t0 = time.perf_counter()
-            report = check_paths([str(folder)], settings)
-            elapsed = time.perf_counter() - t0
-            best = elapsed if best is None else min(best, elapsed)
+        best, report = best_call(repeat, lambda: check_paths([str(folder)], settings))
     except Exception as exc:
         result.error = f"check_paths raised {type(exc).__name__}: {exc}"
         return result
@@ -1645,40 +1088,11 @@ def time_in_process(folder: Path, repeat: int) -> Result:
     return result
 
 
-def pin_to_cpu(cpu: int) -> str:
-    """Pins this process (and so the gpulint processes it starts) to one CPU."""
-    if not hasattr(os, "sched_setaffinity"):
-        return "not pinned (no sched_setaffinity here)"
-    try:
-        os.sched_setaffinity(0, {cpu})
-        return f"pinned to CPU {cpu}"
-    except OSError as exc:
-        return f"not pinned ({exc})"
-
-
-def machine_description() -> str:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.lower().startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cpu = platform.processor() or platform.machine()
-    if model:
-        cpu = f"{cpu} ({model})"
-    return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()} {platform.release()}"
-
-
 MARKER = ".gpulint-benchmark-corpus"
+OTHER_MARKERS = {".gpulint-python-benchmark-corpus": "python_speed.py's Python corpus"}  # not ours to overwrite
 
 
 # =============================================================================== report
-
-
-def fmt_rate(lines: int, seconds: float | None) -> str:
-    return f"{lines / seconds:,.0f}" if seconds else "-"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1714,15 +1128,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--files and --repeat must be >= 1, --lines-per-file >= 60")
 
     if args.out:
-        folder = args.out.resolve()
-        if folder.exists() and any(folder.iterdir()):
-            if not (folder / MARKER).exists():
-                parser.error(f"--out {folder}: the folder exists and was not made by this script; "
-                             f"give an empty or new folder")
-            for old in folder.glob("*.cu"):  # an earlier corpus: replace it
-                old.unlink()
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / MARKER).write_text("generated by benchmarks/static_speed.py\n", encoding="utf-8")
+        folder = prepare_out_folder(parser, args.out, MARKER, "*.cu", "static_speed.py", OTHER_MARKERS)
         keep = True
     else:
         folder = Path(tempfile.mkdtemp(prefix="gpulint-corpus-"))
@@ -1735,32 +1141,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.generate_only:
             keep = True
             return 0
-        pinning = "not pinned" if args.pin is None else pin_to_cpu(args.pin)
-        print(f"timing with --jobs 1, best of {args.repeat}, {pinning}")
-        if hasattr(os, "getloadavg") and os.getloadavg()[0] > 0.5:
-            print(f"note: load average {os.getloadavg()[0]:.2f} before timing; figures may be noisy")
+        announce_timing(args.repeat, args.pin)
 
         results = [time_cli("tree-sitter", folder, args.repeat, nfiles),
                    time_in_process(folder, args.repeat),
                    time_cli("clang", folder, args.repeat, nfiles)]
         machine = machine_description()
-        date = _dt.date.today().isoformat()
-
-        print()
-        print(f"machine: {machine}")
-        print(f"date:    {date}")
-        print()
-        header = f"{'frontend':<26} {'files':>6} {'lines':>8} {'seconds':>9} {'lines/s':>10} {'findings':>9}"
-        print(header)
-        print("-" * len(header))
-        for r in results:
-            if r.error:
-                print(f"{r.label:<26} unavailable: {r.error}")
-                continue
-            print(f"{r.label:<26} {nfiles:>6} {nlines:>8,} {r.seconds:>9.3f} {fmt_rate(nlines, r.seconds):>10} "
-                  f"{r.count:>9}")
-            for note in r.notes:
-                print(f"{'':<26} note: {note}")
+        date = today()
+        print_machine(machine, date)
+        print_table("frontend", 26, results, nfiles, nlines)
         print()
 
         ts, inproc, clang = results
@@ -1801,22 +1190,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"target:  >= {TARGET_LINES_PER_S:,} lines/s: not measured (tree-sitter unavailable)")
 
         if args.markdown:
-            print()
-            print(f"Static analysis speed, one core (`--jobs 1`), {nfiles} generated CUDA files, {nlines:,} lines; "
-                  f"best of {args.repeat}. {machine}; {date}.")
-            print()
-            print("| Frontend | Files | Lines | Time (s) | Lines/s | Findings |")
-            print("|---|---:|---:|---:|---:|---:|")
-            names = {"tree-sitter (CLI)": "tree-sitter (`gpulint check`)",
-                     "tree-sitter (in-process)": "tree-sitter (in-process, no start-up)",
-                     "clang (CLI)": "clang (`gpulint check`)"}
-            for r in results:
-                if r.error:
-                    print(f"| {names[r.label]} | {nfiles} | {nlines:,} | unavailable | - | - |")
-                else:
-                    print(f"| {names[r.label]} | {nfiles} | {nlines:,} | {r.seconds:.2f} | "
-                          f"{fmt_rate(nlines, r.seconds)} | {r.count} |")
-            print()
+            print_markdown_table(f"Static analysis speed, one core (`--jobs 1`), {nfiles} generated CUDA files, "
+                                 f"{nlines:,} lines; best of {args.repeat}. {machine}; {date}.", "Frontend",
+                                 {"tree-sitter (CLI)": "tree-sitter (`gpulint check`)",
+                                  "tree-sitter (in-process)": "tree-sitter (in-process, no start-up)",
+                                  "clang (CLI)": "clang (`gpulint check`)"}, results, nfiles, nlines)
             print(f"Frontends agree: {agreement.splitlines()[0]}. Reproduce with `python benchmarks/static_speed.py "
                   f"--markdown`.")
         return 0
