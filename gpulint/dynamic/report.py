@@ -134,7 +134,7 @@ def plot(analysis: Analysis, path: Path, top: int = 8) -> None:
     spans = lifetimes(analysis.run)
     largest = sorted(spans.items(), key=lambda kv: -kv[1][2])[:top]
     layers = []
-    for obj, (start, end, size) in largest:
+    for _obj, (start, end, size) in largest:
         layers.append(np.where((times >= start) & (times < end), size, 0))
     total = peaks.live if peaks.live is not None else np.zeros_like(times)
     rest = total - (np.sum(layers, axis=0) if layers else 0)

@@ -313,7 +313,7 @@ def annotate(run: Run, findings: list[Finding]) -> tuple[Peaks, WhatIf]:
     fixed_curve = profile.with_changes(merged) if every else profile.live
     all_fixed = int(fixed_curve.max()) if len(fixed_curve) else actual
     tight = {}
-    for obj, (start, end, size) in intervals.items():
+    for obj, (_start, _end, size) in intervals.items():
         span = model.spans[obj]
         if span is not None:
             tight[obj] = (span[0], span[1] + 1, size)

@@ -21,7 +21,7 @@ _NOT_NAMES = frozenset({
     "sizeof", "float", "double", "int", "char", "short", "long", "unsigned", "signed", "bool", "void",
     "size_t", "const", "struct", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
     "uint32_t", "uint64_t", "half", "__half", "float2", "float4", "double2", "int2", "int4", "True", "False",
-    "None", "static_cast", "reinterpret_cast", "len", "int", "device", "dtype",
+    "None", "static_cast", "reinterpret_cast", "len", "device", "dtype",
 })
 
 

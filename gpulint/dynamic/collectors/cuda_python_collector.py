@@ -59,7 +59,7 @@ def _address(value: Any) -> int | None:
     except (TypeError, ValueError):
         pass
     try:
-        return int(getattr(value, "getPtr")())
+        return int(value.getPtr())
     except Exception:
         return None
 
