@@ -7,11 +7,13 @@ it can skip it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
 
 from gpulint.static import syntax as s
+from gpulint.static import unknown
 
 _CAST_CALLS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
 _LITERAL_TYPES = {
@@ -19,6 +21,12 @@ _LITERAL_TYPES = {
     "true", "false", "null", "nullptr", "user_defined_literal",
 }
 # Parse-tree nodes that are types or punctuation, never values: not lowered as expressions.
+# Statement kinds that hold no work on device memory (declarations of types and names, pragmas):
+# skipped on purpose, never counted.  Anything else without a lowering is `unknown`.
+_NOT_STATEMENTS = {"function_definition", "comment", "preproc_call", "preproc_def", "preproc_function_def",
+                   "preproc_include", "type_definition", "alias_declaration", "using_declaration",
+                   "namespace_alias_definition", "static_assert_declaration", "struct_specifier", "class_specifier",
+                   "enum_specifier", "union_specifier", "template_declaration"}
 _NOT_EXPRESSIONS = {
     "type_descriptor", "primitive_type", "type_identifier", "sized_type_specifier", "template_argument_list",
     "comment", "type_qualifier", "storage_class_specifier", "abstract_pointer_declarator",
@@ -50,6 +58,7 @@ def parse(path: str, source: bytes) -> s.TranslationUnit:
         structs=lowering.structs,
         errors=lowering.errors,
         frontend="tree-sitter",
+        unknown=dict(lowering.unknown),
     )
     return tu
 
@@ -84,6 +93,7 @@ class _Lowering:
         self.globals: list[s.Decl] = []
         self.structs: dict[str, list[str]] = {}
         self.errors: list[s.Span] = []
+        self.unknown: Counter = Counter()  # statement kinds skipped, for -v
         self.conditional_depth = 0
 
     # ------------------------------------------------------------------ helpers
@@ -356,8 +366,9 @@ class _Lowering:
         if kind == "ERROR":
             self.errors.append(self.span(node))
             return s.Unparsed(self.span(node), self.text(node))
-        if kind in ("function_definition",):
+        if kind in _NOT_STATEMENTS:
             return None
+        unknown.skipped(self.unknown, "tree-sitter-cuda", kind, node.start_point[0] + 1)
         return None
 
     def _body(self, node: Node | None, parent: Node) -> s.Stmt:

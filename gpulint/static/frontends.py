@@ -10,6 +10,7 @@ from pathlib import Path
 from gpulint.config import Settings
 from gpulint.discovery import is_python_source
 from gpulint.history import Unit
+from gpulint.static import unknown
 
 
 @dataclass
@@ -63,7 +64,11 @@ def parse(path: Path, display: str, text: bytes, settings: Settings, notes: list
 
         unit, skipped = analyse(display, text)
         return Parsed(display, text, unit=unit, skipped=skipped)
-    return Parsed(display, text, tree=parse_cuda(path, display, text, settings, notes))
+    tree = parse_cuda(path, display, text, settings, notes)
+    skipped = unknown.note(display, tree.unknown)
+    if skipped is not None:
+        notes.append(skipped)
+    return Parsed(display, text, tree=tree)
 
 
 def lower(parsed: Parsed) -> tuple[Unit, list[str], Unparsable | None]:

@@ -293,6 +293,8 @@ class TranslationUnit:
     # Spans of regions the parser could not recover.
     errors: list[Span] = field(default_factory=list)
     frontend: str = ""
+    # Statement kinds the frontend has no lowering for, skipped (how many of each): `-v` names them.
+    unknown: dict[str, int] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- helpers
