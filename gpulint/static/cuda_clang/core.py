@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 
 class LoweringCore:
+    """One file's lowering state, and the questions about cursors that every lowering asks."""
+
     def __init__(self, api: Api, tu, path: str, filename: str, source: bytes, error_offsets: list[int]) -> None:
         self.api = api
         self.K = api.K
@@ -32,23 +34,24 @@ class LoweringCore:
         self.main = api.get_file(tu.obj if hasattr(tu, "obj") else tu, filename.encode()) or 0
         self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
         self.error_offsets = sorted(error_offsets)
+        # what the lowering produces, read by `parse`
         self.functions: list[s.Function] = []
         self.macros: dict[str, s.Macro] = {}
         self.globals: list[s.Decl] = []
         self.structs: dict[str, list[str]] = {}
         self.error_spans: list[s.Span] = [self.span(o, o + 1) for o in self.error_offsets]
-        self.macro_uses = MacroUses()  # filled (and indexed) before anything is lowered
+        self.macro_uses = MacroUses()  # filled (and indexed) by `Lowering.run` before anything is lowered
         self.macro_defs = MacroDefinitions(api.macro_function_like)
-        self.expanding: set[int] = set()  # macro uses whose expansion is being lowered
         self.conditional_regions: list[tuple[int, int]] = conditional_regions(source)
-        self.in_template = False
+        # where the lowering is
+        self.expanding: set[int] = set()  # macro uses whose expansion is being lowered
+        self.in_template = False  # in a template's body only a macro that is a literal is evaluated
         self.pending_globals: list = []  # VAR_DECLs of one file-scope declaration
         self._rng_cache: dict[tuple, tuple[int, int] | None] = {}  # by cursor identity
         self._out_file = ctypes.c_void_p()
         self._out_line = ctypes.c_uint()
         self._out_col = ctypes.c_uint()
         self._out_off = ctypes.c_uint()
-
 
     # ------------------------------------------------------------------ locations
     def floc(self, loc) -> tuple[int, int]:
@@ -81,6 +84,18 @@ class LoweringCore:
         use = self.macro_uses.starting_at(so)
         if use is not None and eo < use.end:
             eo = use.end
+        if eo <= so:
+            eo = self.token_end(so)
+        return so, eo
+
+    def raw_range(self, cursor) -> tuple[int, int] | None:
+        """A cursor's own extent in the main file, not widened to a macro use: for macro uses and
+        definitions themselves, before the macro uses are known."""
+        ext = cursor.extent
+        fs, so = self.floc(ext.start)
+        fe, eo = self.floc(ext.end)
+        if fs != self.main or fs == 0 or fe != self.main:
+            return None
         if eo <= so:
             eo = self.token_end(so)
         return so, eo
@@ -177,6 +192,17 @@ class LoweringCore:
         finally:
             api.eval_dispose(res)
 
+    def within(self, kids: list, r: tuple[int, int] | None) -> list:
+        """Children written inside `r`: drops default arguments, which clang shows at their declaration."""
+        if r is None:
+            return [k for k in kids if self.rng(k) is not None]
+        out = []
+        for k in kids:
+            kr = self.rng(k)
+            if kr is not None and r[0] <= kr[0] and kr[1] <= r[1]:
+                out.append(k)
+        return out
+
     def unwrap(self, cursor):
         """Skip implicit casts, parentheses, temporaries and implicit constructor calls."""
         K = self.K
@@ -208,27 +234,3 @@ class LoweringCore:
     def is_constructor(self, cursor) -> bool:
         ref = cursor.referenced
         return ref is not None and ref.kind == self.K.CONSTRUCTOR
-
-
-    def raw_range(self, cursor) -> tuple[int, int] | None:
-        ext = cursor.extent
-        fs, so = self.floc(ext.start)
-        fe, eo = self.floc(ext.end)
-        if fs != self.main or fs == 0 or fe != self.main:
-            return None
-        if eo <= so:
-            eo = self.token_end(so)
-        return so, eo
-
-
-    def within(self, kids: list, r: tuple[int, int] | None) -> list:
-        """Children written inside `r`: drops default arguments, which clang shows at their declaration."""
-        if r is None:
-            return [k for k in kids if self.rng(k) is not None]
-        out = []
-        for k in kids:
-            kr = self.rng(k)
-            if kr is not None and r[0] <= kr[0] and kr[1] <= r[1]:
-                out.append(k)
-        return out
-

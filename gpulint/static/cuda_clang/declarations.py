@@ -2,8 +2,8 @@
 their pointer members, function definitions with their parameters, `#define` constants, and variable
 declarations, local or file-scope.
 
-Types are spelled as tree-sitter's `type` field spells them, read from the tokens before the
-declarator's name (clang's type spelling is canonicalised); a function body is lowered by `block`
+Types are spelled as tree-sitter's `type` field spells them: read from the written tokens before the
+declarator's name, not from clang's printed type.  A function body is lowered by `block`
 (statements.py), an initialiser by `expr` (expressions.py).
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ _SPEC_QUALIFIERS = {
 _SPEC_WITH_ARGS = {"__align__", "__launch_bounds__", "alignas", "__attribute__", "__declspec", "_Alignas",
                    "__builtin_align__"}
 _DECLARATOR_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
-
 
 
 class DeclarationLowering(LoweringCore):
@@ -491,6 +490,7 @@ def split_declarator(toks: list[Tok]) -> tuple[list[Tok], list[Tok]]:
 
 
 def _prefix(run: list[Tok]) -> str:
+    """The `*`/`&` run as the type suffix tree-sitter spells: `int **p` -> `**`, `T &&r` -> `&`."""
     out = []
     for t in run:
         if t.text == "*":
@@ -498,5 +498,3 @@ def _prefix(run: list[Tok]) -> str:
         elif t.text in ("&", "&&"):
             out.append("&")
     return "".join(out)
-
-

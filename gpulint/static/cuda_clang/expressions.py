@@ -15,6 +15,7 @@ from gpulint.static.cuda_clang.core import LoweringCore
 from gpulint.static.cuda_clang.preprocessor import MacroUse
 from gpulint.static.cuda_clang.tokens import lex
 
+# The configuration call inside a kernel launch's CUDAKernelCallExpr (see `call`).
 _CONFIG_CALLS = {"cudaConfigureCall", "__cudaPushCallConfiguration"}
 
 
@@ -121,12 +122,14 @@ class ExpressionLowering(LoweringCore):
         return s.Other(sp, k.name.lower(), self.sub_exprs(self.expr_children(c), sp))
 
     def sub_expr(self, c, sp: s.Span) -> s.Expr:
+        """A child lowered past what clang adds (`unwrap`); `Other("missing")` when nothing is written."""
         ue = self.unwrap(c)
         if ue is None:
             return s.Other(sp, "missing")
         return self.expr(ue)
 
     def sub_exprs(self, kids: Iterable, sp: s.Span) -> list[s.Expr]:
+        """The children lowered past what clang adds (`unwrap`), leaving out those clang added outright."""
         out: list[s.Expr] = []
         for k in kids:
             ue = self.unwrap(k)
@@ -464,5 +467,3 @@ def _stmt_exprs(stmt: object) -> list[s.Expr]:
             out.append(stmt.step)
         out.extend(_stmt_exprs(stmt.body))
     return out
-
-

@@ -31,6 +31,7 @@ _VAFTER = _VROOT + "/after"  # searched after everything: common non-toolkit hel
 # host-only parse never compiles device code.
 _MAX_CLANG_ARCH = 90
 
+
 class ClangUnavailable(RuntimeError):
     """libclang (the `libclang` package or its shared library) cannot be loaded."""
 
@@ -46,6 +47,8 @@ class ClangParseError(RuntimeError):
         super().__init__("\n".join(messages) if messages else "clang failed to parse the file")
         self.messages = list(messages)
 
+
+# --------------------------------------------------------------------------- served headers
 
 # Toolkit headers that the stub stands for.  They are answered before any -I folder, so a toolkit on
 # the include path is never half-used.
@@ -247,5 +250,3 @@ def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_erro
         errors=lowering.error_spans,
         frontend="clang",
     )
-
-

@@ -38,6 +38,7 @@ class MacroUses:
         self._outermost_starts: list[int] = []
 
     def add(self, start: int, end: int, name: str, function_like: bool) -> None:
+        """Record one use; of two that start at one offset the longer is kept."""
         prev = self._by_start.get(start)
         if prev is None or end > prev.end:
             self._by_start[start] = MacroUse(start, end, name, function_like)
@@ -118,7 +119,6 @@ class MacroDefinitions:
         return out
 
 
-
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(ifndef|ifdef|if|elifdef|elifndef|elif|else|endif|define)\b[ \t]*(\w*)", re.M)
 
 
@@ -147,7 +147,6 @@ def conditional_regions(source: bytes) -> list[tuple[int, int]]:
         if not guard:
             regions.append((begin, len(source)))
     return regions
-
 
 
 def parse_macro_value(text: str) -> s.Expr | None:

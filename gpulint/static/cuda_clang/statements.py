@@ -1,8 +1,8 @@
 """Lowering statements: blocks, `if`, the four loops, `switch` as a Block of `If`s, jumps, returns,
 declaration statements and expression statements.
 
-A statement that a macro use stands for spans the use and its `;`, and a `do { ... } while (0)` is the
-Block it is written for, as tree-sitter sees them.  The parts of a statement are told apart by
+A statement that a macro use stands for spans the use and its `;` (where tree-sitter sees the use),
+and a `do { ... } while (0)` is a Block, not a loop.  The parts of a statement are told apart by
 where they are written (inside the keyword's parentheses or after them); inside a macro body, where
 every child has the macro use's span, by clang's child order.
 """
@@ -12,6 +12,7 @@ from gpulint.static import syntax as s
 from gpulint.static.cuda_clang.core import LoweringCore
 from gpulint.static.cuda_clang.declarations import split_declarator
 from gpulint.static.cuda_clang.tokens import lex
+
 
 class StatementLowering(LoweringCore):
     """Statements -> `syntax.Block`, `If`, `Loop`, `Jump`, `Return`, `Decl` and `ExprStmt`."""
@@ -381,4 +382,3 @@ class StatementLowering(LoweringCore):
             if p is not None and p.span.end > end and p.span.start >= r[0]:
                 end = p.span.end
         return self.span(r[0], end)
-
