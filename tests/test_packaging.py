@@ -2,7 +2,7 @@
 native tools' sources, built on the user's machine) is package data."""
 from __future__ import annotations
 
-import fnmatch
+import glob
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,10 @@ def test_every_non_python_file_in_the_package_is_package_data():
     files = [path.relative_to(package).as_posix() for path in package.rglob("*")
              if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts]
     assert files, "the package has native sources"
-    missing = [name for name in files if not any(fnmatch.fnmatch(name, pattern) for pattern in patterns)]
+    # setuptools expands each pattern with glob(recursive=True): `*` stops at `/`, `**` does not
+    shipped = {Path(name).as_posix() for pattern in patterns
+               for name in glob.glob(pattern, root_dir=package, recursive=True)}
+    missing = [name for name in files if name not in shipped]
     assert missing == []
 
 

@@ -1,0 +1,1 @@
+#define noreturn _Noreturn

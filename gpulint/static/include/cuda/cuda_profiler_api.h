@@ -1,0 +1,1 @@
+/* declared by gpulint_cuda_stub.h */
