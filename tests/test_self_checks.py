@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 

@@ -370,7 +370,7 @@ class DeclarationLowering(LoweringCore):
         if self.macro_uses.exact(r) is not None:
             return r[1]
         pos = name_off + len(v.spelling.encode())
-        for a, b in self._bracket_ranges(pos, r[1]):
+        for _, b in self._bracket_ranges(pos, r[1]):
             pos = b
         tok = next(lex(self.src, pos, pos + 4096), None)
         if tok is not None and tok.text in ("(", "{") and tok.start < r[1] + 1:

@@ -408,7 +408,7 @@ class ExpressionLowering(LoweringCore):
             kr = self.rng(k)
             owner = None
             if kr is not None:
-                for start, (close, kind, members) in groups.items():
+                for start, (close, _kind, members) in groups.items():
                     if start < kr[0] and kr[1] <= close:
                         owner = members
                         break
