@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import re
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from gpulint.static import syntax as s
@@ -34,6 +35,7 @@ class LoweringCore:
         self.main = api.get_file(tu.obj if hasattr(tu, "obj") else tu, filename.encode()) or 0
         self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
         self.error_offsets = sorted(error_offsets)
+        self.unknown: Counter = Counter()  # statement kinds skipped, for -v
         # what the lowering produces, read by `parse`
         self.functions: list[s.Function] = []
         self.macros: dict[str, s.Macro] = {}

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from gpulint.static import syntax as s
+from gpulint.static.unknown import UnknownSyntax
 from gpulint.static.cuda_clang.lowering import Lowering
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
@@ -238,6 +239,8 @@ def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_erro
         lowering.run()
     except RecursionError:
         raise ClangParseError([f"{path}: expressions nested too deeply for the clang frontend"]) from None
+    except UnknownSyntax:
+        raise  # under the tests: a gap in the lowering must fail, not fall back to tree-sitter
     except Exception as exc:  # a construct the lowering does not expect: let the caller fall back
         raise ClangParseError([f"{path}: gpulint could not lower the clang AST ({type(exc).__name__}: {exc})"]) from exc
     return s.TranslationUnit(
@@ -249,4 +252,5 @@ def parse(path: str, source: bytes, args: list[str] | None = None, *, allow_erro
         structs=lowering.structs,
         errors=lowering.error_spans,
         frontend="clang",
+        unknown=dict(lowering.unknown),
     )
