@@ -15,51 +15,13 @@ from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
 
+from gpulint import models
 from gpulint.findings import Location
 from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.models import torch as torch_models
+from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
 
-TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
-                   "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
-                   "empty_strided", "as_tensor", "logspace", "normal"}
-TORCH_NEW = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
-# Factories that fill what they allocate: a write, not a use.
-INITIALISING = {"zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor", "zeros_like",
-                "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "new_zeros", "new_ones",
-                "new_full", "new_tensor", "as_tensor", "logspace", "normal", "array", "asarray"}
-CUPY_FACTORIES = {"empty", "zeros", "ones", "full", "array", "asarray", "empty_like", "zeros_like", "ones_like",
-                  "full_like", "ascontiguousarray", "arange", "linspace"}
-NUMBA_RAW = {"device_array", "device_array_like", "mapped_array", "pinned_array"}
-HOST_RESULT = {"item", "tolist", "cpu", "numpy", "get", "copy_to_host", "__len__", "size", "dim", "numel", "shape",
-               "dtype", "is_cuda", "device", "stride", "data_ptr", "element_size", "nbytes", "ndim"}
-FULL_WRITE_METHODS = {"copy_": Op.COPY, "fill_": Op.MEMSET, "zero_": Op.MEMSET, "copy_to_device": Op.COPY,
-                      "set_": Op.COPY}
-CONST_METHODS = {"size", "dim", "numel", "shape", "dtype", "stride", "get", "keys", "values", "items", "copy",
-                 "to", "cuda", "cpu", "numpy", "item", "tolist", "count", "index", "data_ptr"}
-# Framework calls whose result keeps references to the tensors or modules passed in (an
-# optimizer holds the parameters, DDP/FSDP hold the module): what is passed escapes into it.
-# Constructors (`torch.optim.SGD`, `torch.nn.parallel.DistributedDataParallel`,
-# `torch.utils.data.DataLoader`, `torch.multiprocessing.Process`) and these wrappers:
-RETAINING_FUNCTIONS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.export.export",
-                       "torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
-                       "torch.distributed.tensor.parallel.parallelize_module", "torch.cuda.make_graphed_callables",
-                       "torch.nn.utils.parametrize.register_parametrization"}
-
-
-def _retains(qual: str) -> bool:
-    last = qual.rsplit(".", 1)[-1]
-    return qual in RETAINING_FUNCTIONS or (qual.startswith("torch.") and last[:1].isupper())
-# Calls that never launch GPU work: a loop that makes only these is not a launch site.
-HOST_ONLY_CALLS = {"print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str",
-                   "list", "dict", "set", "tuple", "sorted", "sum", "abs", "round", "open", "format", "repr",
-                   "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.set_device",
-                   "cupy.cuda.Stream", "cupy.cuda.Event", "cupy.cuda.Device", "numba.cuda.stream", "numba.cuda.event"}
-HOST_ONLY_PREFIXES = ("time.", "logging.", "os.", "sys.", "math.", "random.", "json.", "re.", "itertools.",
-                      "cuda.bindings.runtime.cudaStream", "cuda.bindings.runtime.cudaEvent", "cuda.cudart.cudaStream",
-                      "cuda.cudart.cudaEvent")
-HOST_ONLY_METHODS = {"append", "extend", "insert", "pop", "join", "format", "keys", "values", "items", "get",
-                     "update", "write", "read", "close", "synchronize", "record", "destroy", "split", "strip",
-                     "startswith", "endswith", "replace", "lower", "upper", "info", "debug", "warning", "error"}
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -162,6 +124,31 @@ class _Value:
     transfer_from: set[str] | None = None  # names a host->device transfer copies from
     staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
     cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
+
+
+@dataclass
+class _Call:
+    """A call being lowered, its receiver and arguments evaluated: what every role's handler reads."""
+
+    node: Node
+    qual: str  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
+    last: str  # its last name: the method of a method call
+    positional: list[Node]
+    keywords: dict[str, Node]
+    uses: set[int]  # what the arguments (and a called module) read
+    arg_values: list[_Value]
+    receiver: _Value | None  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
+    recv_node: Node | None
+    recv_name: str  # the receiver when it is a plain name
+
+
+def _torch_factory(qual: str) -> bool:
+    """`torch.randn`, as far as host staging cares: any `torch.` name ending in a factory's."""
+    return qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in torch_models.FACTORY_NAMES
+
+
+def _read_only(row: Api | None) -> bool:
+    return row is not None and row.read_only
 
 
 class _Module:
@@ -383,7 +370,7 @@ class _Scope:
                     self.reads(clause, node)
                     for item in _walk(clause):
                         if item.type == "call" and self.m.qualify(item.child_by_field_name("function")).rsplit(
-                                ".", 1)[-1] in ("Device", "device", "use_device", "gpus"):
+                                ".", 1)[-1] in models.DEVICE_SELECTORS:
                             context |= _identifiers(self, item.child_by_field_name("arguments"))
             # `with cupy.cuda.Device(gpu_id):` — copies inside go to that device: it is an input.
             self.device_context.append(context)
@@ -515,7 +502,7 @@ class _Scope:
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
-            if factory.startswith("torch.") and factory.rsplit(".", 1)[-1] in TORCH_FACTORIES:
+            if _torch_factory(factory):
                 self.host_factories[name] = factory
             else:
                 self.host_factories.pop(name, None)
@@ -550,7 +537,7 @@ class _Scope:
         oid = next(self.m.ids)
         # Computed from other device objects (not a factory, transfer or allocator): "derived".
         derived = not (value.size is not None or value.transfer_from is not None or value.initialising
-                       or value.kind != "tensor" or value.api.startswith(("torch.", "cupy.", "numba.")))
+                       or value.kind != "tensor" or value.api.startswith(models.ALLOCATING_MODULES))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
                            names=value.size.names if value.size is not None else frozenset(),
                            detail="derived" if derived else "")
@@ -659,7 +646,7 @@ class _Scope:
             qual = self.m.qualify(function)
             method = self.text(function.child_by_field_name("attribute")) if function is not None and \
                 function.type == "attribute" else ""
-            if qual in HOST_ONLY_CALLS or qual.startswith(HOST_ONLY_PREFIXES) or method in HOST_ONLY_METHODS:
+            if models.launches_nothing(qual, method):
                 continue
             return True
         return False
@@ -686,15 +673,14 @@ class _Scope:
                 method = None
                 if function is not None and function.type == "attribute":
                     method = self.text(function.child_by_field_name("attribute"))
-                    if method not in CONST_METHODS:
+                    if not _read_only(models.member(method)):
                         root = _root_name(self, function.child_by_field_name("object"))
                         if root:
                             contents.add(root)
                 args = n.child_by_field_name("arguments")
                 qual = self.m.qualify(function)
-                if args is not None and method not in CONST_METHODS and not qual.startswith(
-                        ("torch.", "cupy.", "numpy.", "numba.")) and qual not in (
-                        "print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str"):
+                if args is not None and not _read_only(models.member(method) if method is not None else None) \
+                        and not qual.startswith(models.READ_ONLY_MODULES) and not _read_only(models.FUNCTIONS.get(qual)):
                     for a in args.named_children:
                         root = _root_name(self, a)
                         if root:
@@ -745,8 +731,9 @@ class _Scope:
         if kind == "attribute":
             obj = self.evaluate(node.child_by_field_name("object"))
             attr = self.text(node.child_by_field_name("attribute"))
-            if attr in HOST_RESULT or attr in ("T", "mT", "H", "real", "imag", "data", "grad"):
-                return _Value(uses=obj.uses, device=obj.device and attr not in HOST_RESULT, api=attr)
+            row = models.member(attr)
+            if row is not None and row.role in (Role.HOST_RESULT, Role.VIEW):
+                return _Value(uses=obj.uses, device=obj.device and row.role is Role.VIEW, api=attr)
             return _Value(uses=obj.uses, device=False)
         if kind == "subscript":
             base = node.child_by_field_name("value")
@@ -817,6 +804,18 @@ class _Scope:
         return frozenset(out)
 
     def call(self, node: Node) -> _Value:
+        """A call: its API's row (gpulint/models), then the handler of the row's role; a method
+        call falls back on the receiver's row and PyTorch's in-place convention."""
+        c = self.call_site(node)
+        row = models.function(c.qual, c.last)
+        handler = self.FUNCTION_ROLES.get(row.role) if row is not None else None
+        value = handler(self, row, c) if handler is not None else None
+        if value is None and c.receiver is not None:
+            value = self.method(c)
+        return value if value is not None else self.plain_function(c)
+
+    def call_site(self, node: Node) -> _Call:
+        """Evaluate a call's receiver and arguments (their reads) and its `out=` write."""
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         qual = self.m.qualify(function)
@@ -830,8 +829,10 @@ class _Scope:
                 positional.append(a)
         uses: set[int] = set()
         receiver: _Value | None = None
+        recv_node: Node | None = None
         if function is not None and function.type == "attribute":
-            receiver = self.evaluate(function.child_by_field_name("object"))
+            recv_node = function.child_by_field_name("object")
+            receiver = self.evaluate(recv_node)
         elif function is not None and function.type == "identifier":
             uses |= self.objects_of(self.text(function))  # calling a module moved to the device
         # out= targets are written, not read.
@@ -843,108 +844,157 @@ class _Scope:
         out_oids = self.objects_of(self.text(out_node)) if out_node is not None and out_node.type == "identifier" else set()
         if out_oids:
             self.write(out_oids, Op.COPY, f"{last}(out=)", node, full=True)
+        recv_name = self.text(recv_node) if recv_node is not None and recv_node.type == "identifier" else ""
+        return _Call(node, qual, last, positional, keywords, uses, arg_values, receiver, recv_node, recv_name)
 
-        device_kw = keywords.get("device")
-        on_device = self.is_cuda_device(device_kw)
-        size = self.size_of(positional)
-        if _retains(qual):
-            held = uses | (receiver.uses if receiver is not None else set())
-            if held:
-                # From here on the holder uses them whenever it likes: uses we cannot see.
-                self.use(held, node, qual, definite=False)
-                event = self.event(Op.ESCAPE, qual, node)
-                for oid in held:
-                    self.objects[oid].escapes.append(event)
-            return _Value()
+    def size(self, row: Api, positional: list[Node]) -> Size | None:
+        return self.size_of(positional if row.size == EXTENTS else [positional[i] for i in row.size or ()
+                                                                      if i < len(positional)])
 
-        # Framework factories.
-        if qual.startswith("torch.") and qual.count(".") == 1 and last in TORCH_FACTORIES:
-            like = last.endswith("_like") and positional and self.evaluate(positional[0]).device
-            if on_device or (like and device_kw is None):
-                return _Value(uses=uses if not like else set(), device=True, api=qual, size=size,
-                              initialising=last in INITIALISING)
-            return _Value(uses=uses, device=False, api=qual, size=size)
-        if qual.startswith("cupy.") and qual.count(".") == 1 and last in CUPY_FACTORIES:
-            transfer = (_identifiers(self, positional[0]) if last in ("array", "asarray") and positional
-                        and not self.evaluate(positional[0]).device else None)
+    # ------------------------------------------------------------------ calls of functions, by role
+    def retaining(self, row: Api, c: _Call) -> _Value:
+        held = c.uses | (c.receiver.uses if c.receiver is not None else set())
+        if held:
+            # From here on the holder uses them whenever it likes: uses we cannot see.
+            self.use(held, c.node, c.qual, definite=False)
+            event = self.event(Op.ESCAPE, c.qual, c.node)
+            for oid in held:
+                self.objects[oid].escapes.append(event)
+        return _Value()
+
+    def factory(self, row: Api, c: _Call) -> _Value:
+        size = self.size(row, c.positional)
+        if row.device == ALWAYS:  # CuPy: the current device; `asarray(h)` copies a host `h` up
+            source = c.positional[row.source] if row.source is not None and len(c.positional) > row.source else None
+            transfer = _identifiers(self, source) if source is not None and not self.evaluate(source).device else None
             # A host->device copy initialises the array itself: no separate fill.
-            return _Value(uses=uses, device=True, api=qual, size=size,
-                          initialising=last in INITIALISING and transfer is None, transfer_from=transfer)
-        if qual in ("cupy.cuda.alloc", "cupy.cuda.Memory", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.alloc"):
-            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
-        if qual.startswith("numba.cuda.") and last in NUMBA_RAW:
-            return _Value(uses=uses, device=True, kind="raw", api=qual, size=size)
-        if qual == "numba.cuda.to_device" and positional:
-            source = self.evaluate(positional[0])
-            return _Value(uses=uses, device=True, api=qual, size=size, initialising=False,
-                          transfer_from=None if source.device else _identifiers(self, positional[0]))
-        if last in ("cudaMalloc", "cuMemAlloc", "cuMemAlloc_v2", "cudaMallocManaged") and (
-                qual.startswith("cuda.") or qual in ("cudaMalloc", "cuMemAlloc")):
-            return _Value(uses=uses, device=True, kind="device", api=qual, size=size, cuda_pointer=True)
-        if last in ("cudaFree", "cuMemFree", "cuMemFree_v2", "cudaFreeAsync") and positional:
-            oids = self.objects_of(self.text(positional[0]))
-            if oids:
-                event = self.event(Op.FREE, last, node)
-                for oid in oids:
-                    self.objects[oid].frees.append(event)
-            return _Value()
-        if qual in ("torch.cuda.empty_cache",) or last == "free_all_blocks" or last == "free_all_free":
-            self.event(Op.FLUSH, qual or last, node)
-            return _Value()
-        if last == "copyto" and qual.startswith("cupy") and positional:
-            dst = self.objects_of(self.text(positional[0]))
-            if dst:
-                rest = set()
-                for a in positional[1:]:
-                    rest |= self.evaluate(a).uses
-                self.use(rest, node, qual)
-                self.write(dst, Op.COPY, qual, node, full=True)
-                return _Value()
+            return _Value(uses=c.uses, device=True, api=c.qual, size=size,
+                          initialising=row.initialises and transfer is None, transfer_from=transfer)
+        # PyTorch: where `device=` says, else where the template lives (`zeros_like(x)`), else the host.
+        # `torch.tensor(data, device=)` is modelled as a fill: its data are Python values.
+        like = row.device == TEMPLATE and c.positional and self.evaluate(c.positional[0]).device
+        device_kw = c.keywords.get(DEVICE_KEYWORD)
+        if self.is_cuda_device(device_kw) or (like and device_kw is None):
+            return _Value(uses=c.uses if not like else set(), device=True, api=c.qual, size=size,
+                          initialising=row.initialises)
+        return _Value(uses=c.uses, device=False, api=c.qual, size=size)
 
-        # Methods on device objects.
-        if receiver is not None:
-            recv_node = function.child_by_field_name("object")
-            recv_name = self.text(recv_node) if recv_node is not None and recv_node.type == "identifier" else ""
-            if last in FULL_WRITE_METHODS and receiver.uses and recv_name:
-                self.use(uses, node, last)
-                self.write(self.objects_of(recv_name), FULL_WRITE_METHODS[last], f".{last}()", node, full=True)
-                return _Value(device=True)
-            if last in ("cuda", "to"):
-                target = keywords.get("device") or (positional[0] if positional else None)
-                to_device = last == "cuda" or self.is_cuda_device(target)
-                if to_device and not receiver.device:
-                    staged = None
-                    if recv_node is not None and recv_node.type == "call":
-                        inner_qual = self.m.qualify(recv_node.child_by_field_name("function"))
-                        if inner_qual.startswith("torch.") and inner_qual.rsplit(".", 1)[-1] in TORCH_FACTORIES:
-                            staged = inner_qual
-                    elif recv_name in self.host_factories and self.name_counts.get(recv_name, 0) <= 2:
-                        staged = self.host_factories[recv_name]
-                    names = _identifiers(self, recv_node) if recv_node is not None else set()
-                    names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
-                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()", transfer_from=names,
-                                  staged_factory=staged)
-                if to_device or receiver.device:
-                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
-            if last in TORCH_NEW and receiver.device:
-                return _Value(uses=uses, device=True, api=f".{last}()", size=size, initialising=last in INITIALISING)
-            if receiver.device and last.endswith("_") and recv_name:
-                # An in-place method (`add_`, `index_add_`): a use that writes.
-                self.use(uses, node, f".{last}()")
-                self.use(self.objects_of(recv_name), node, f".{last}()", writes=True)
-                return _Value(device=True)
-            if receiver.device and last not in HOST_RESULT:
-                return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
-            return _Value(uses=uses | receiver.uses, device=False, api=f".{last}()" if receiver.uses else qual)
+    def raw_alloc(self, row: Api, c: _Call) -> _Value:
+        return _Value(uses=c.uses, device=True, kind=row.kind, api=c.qual, size=self.size(row, c.positional),
+                      cuda_pointer=row.returns_status)
+
+    def upload(self, row: Api, c: _Call) -> _Value | None:
+        """`numba.cuda.to_device(h)`: a copy of `h` (a copy from a device array is not modelled)."""
+        if row.source is None or len(c.positional) <= row.source:
+            return None
+        source_node = c.positional[row.source]
+        source = self.evaluate(source_node)
+        return _Value(uses=c.uses, device=True, api=c.qual, size=self.size(row, c.positional), initialising=False,
+                      transfer_from=None if source.device else _identifiers(self, source_node))
+
+    def free(self, row: Api, c: _Call) -> _Value | None:
+        if not c.positional:
+            return None
+        oids = self.objects_of(self.text(c.positional[0]))
+        if oids:
+            event = self.event(Op.FREE, c.last, c.node)
+            for oid in oids:
+                self.objects[oid].frees.append(event)
+        return _Value()
+
+    def flush(self, row: Api, c: _Call) -> _Value:
+        self.event(Op.FLUSH, c.qual or c.last, c.node)
+        return _Value()
+
+    def overwrite_argument(self, row: Api, c: _Call) -> _Value | None:
+        """`cupy.copyto(dst, src)`: the first argument is written whole, the others read."""
+        dst = self.objects_of(self.text(c.positional[0])) if c.positional else set()
+        if not dst:
+            return None
+        rest: set[int] = set()
+        for a in c.positional[1:]:
+            rest |= self.evaluate(a).uses
+        self.use(rest, c.node, c.qual)
+        self.write(dst, row.write, c.qual, c.node, full=True)
+        return _Value()
+
+    FUNCTION_ROLES = {Role.RETAINING: retaining, Role.FACTORY: factory, Role.RAW_ALLOC: raw_alloc,
+                      Role.TRANSFER: upload, Role.FREE: free, Role.FLUSH: flush, Role.FULL_WRITE: overwrite_argument}
+
+    # ------------------------------------------------------------------ calls of methods, by role
+    def method(self, c: _Call) -> _Value:
+        row = models.member(c.last)
+        handler = self.METHOD_ROLES.get(row.role) if row is not None else None
+        value = handler(self, row, c) if handler is not None else None
+        if value is None:
+            value = self.in_place(c)
+        if value is None:
+            # Computed from a device receiver: a device value, unless the method gives a host one.
+            assert c.receiver is not None
+            if c.receiver.device and (row is None or row.role is not Role.HOST_RESULT):
+                return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+            return _Value(uses=c.uses | c.receiver.uses, device=False, api=f".{c.last}()" if c.receiver.uses else c.qual)
+        return value
+
+    def overwrite_receiver(self, row: Api, c: _Call) -> _Value | None:
+        """`x.copy_(y)`, `x.fill_(v)`, `x.normal_()`: x is written whole, the arguments read."""
+        assert c.receiver is not None
+        if not (c.receiver.uses and c.recv_name):
+            return None
+        self.use(c.uses, c.node, c.last)
+        self.write(self.objects_of(c.recv_name), row.write, f".{c.last}()", c.node, full=True)
+        return _Value(device=True)
+
+    def move(self, row: Api, c: _Call) -> _Value | None:
+        """`.cuda()`, `.to(dev)`: from the host, a transfer (GL102/GL103 read what it copies from)."""
+        assert c.receiver is not None
+        target = c.keywords.get(DEVICE_KEYWORD) or (c.positional[0] if c.positional else None)
+        to_device = row.device == ALWAYS or self.is_cuda_device(target)
+        if to_device and not c.receiver.device:
+            staged = None
+            if c.recv_node is not None and c.recv_node.type == "call":
+                inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
+                if _torch_factory(inner_qual):
+                    staged = inner_qual
+            elif c.recv_name in self.host_factories and self.name_counts.get(c.recv_name, 0) <= 2:
+                staged = self.host_factories[c.recv_name]
+            names = _identifiers(self, c.recv_node) if c.recv_node is not None else set()
+            names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
+            return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()", transfer_from=names,
+                          staged_factory=staged)
+        if to_device or c.receiver.device:
+            return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+        return None
+
+    def factory_method(self, row: Api, c: _Call) -> _Value | None:
+        """`x.new_zeros(n)`: on the receiver's device."""
+        assert c.receiver is not None
+        if not c.receiver.device:
+            return None
+        return _Value(uses=c.uses, device=True, api=f".{c.last}()", size=self.size(row, c.positional),
+                      initialising=row.initialises)
+
+    def in_place(self, c: _Call) -> _Value | None:
+        """An in-place method (`add_`, `index_add_`): a use that writes."""
+        assert c.receiver is not None
+        if not (c.receiver.device and torch_models.in_place(c.last) and c.recv_name):
+            return None
+        self.use(c.uses, c.node, f".{c.last}()")
+        self.use(self.objects_of(c.recv_name), c.node, f".{c.last}()", writes=True)
+        return _Value(device=True)
+
+    METHOD_ROLES = {Role.FULL_WRITE: overwrite_receiver, Role.TRANSFER: move, Role.FACTORY: factory_method}
+
+    def plain_function(self, c: _Call) -> _Value:
         # Functions of the frameworks computing on device objects give device objects.
-        if uses and qual.startswith(("torch.", "cupy.")):
-            return _Value(uses=uses, device=True, api=qual)
-        if len(positional) == 1 and arg_values and arg_values[0].cuda_pointer:
+        if c.uses and c.qual.startswith(models.COMPUTING_MODULES):
+            return _Value(uses=c.uses, device=True, api=c.qual)
+        if len(c.positional) == 1 and c.arg_values and c.arg_values[0].cuda_pointer:
             # `ptr = checkCudaErrors(cudart.cudaMalloc(n))`: the error-check wrapper returns the pointer.
-            inner = arg_values[0]
+            inner = c.arg_values[0]
             inner.cuda_pointer = False
             return inner
-        return _Value(uses=uses, device=False, api=qual)
+        return _Value(uses=c.uses, device=False, api=c.qual)
 
     def size_of(self, positional: list[Node]) -> Size | None:
         if not positional:
@@ -1008,7 +1058,7 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
         return False
     function = parent.parent.child_by_field_name("function")
     return function is not None and function.type == "attribute" and scope.text(
-        function.child_by_field_name("attribute")) in ("append", "extend", "insert", "add", "put", "setdefault")
+        function.child_by_field_name("attribute")) in models.CONTAINER_STORES
 
 
 def _names_read(scope: _Scope, node: Node) -> set[str]:
