@@ -28,8 +28,12 @@ class Role(enum.Enum):
     PLAIN = "plain"  # none of these: reads what it is given (the row exists for its other columns)
 
 
-# Sizes: the positional arguments whose product is the element count (bytes for raw allocations).
-EXTENTS = "extents"  # every positional argument is an extent (`zeros(n, m)`), or the only one is the shape
+# Sizes: the positional arguments whose product is the element count (bytes for raw allocations),
+# counted from the end when negative (`randint(low, high, size)`).  EXTENTS: every positional
+# argument is an extent (`zeros(n, m)`), or the only one is the shape (`zeros((n, m))`).  Rows
+# whose size is no such product (`arange(start, end)`, `eye(n)`, a `_like` template, the data of
+# `tensor(data)`) say EXTENTS too: an approximation that keeps the size as written.
+EXTENTS = "extents"
 
 # Where a factory or transfer puts what it makes.
 KEYWORD = "device="  # on the device its `device=` keyword (or a transfer's first argument) names; else the host

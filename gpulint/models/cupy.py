@@ -9,8 +9,8 @@ from gpulint.history import Op
 from gpulint.models.api import ALWAYS, EXTENTS, Api, Role
 
 
-def _factory(*, fills: bool, source: int | None = None) -> Api:
-    return Api(Role.FACTORY, initialises=fills, size=EXTENTS, device=ALWAYS, source=source)
+def _factory(*, fills: bool, source: int | None = None, size: str | tuple[int, ...] = EXTENTS) -> Api:
+    return Api(Role.FACTORY, initialises=fills, size=size, device=ALWAYS, source=source)
 
 
 _RAW = Api(Role.RAW_ALLOC, size=EXTENTS, kind="raw")
@@ -19,16 +19,16 @@ _NO_LAUNCH = Api(Role.PLAIN, launches=False)
 _FLUSH = Api(Role.FLUSH, modules=("",))
 
 FUNCTIONS: dict[str, Api] = {
-    "cupy.empty": _factory(fills=False),
+    "cupy.empty": _factory(fills=False, size=(0,)),
     "cupy.empty_like": _factory(fills=False),
-    "cupy.zeros": _factory(fills=True),
+    "cupy.zeros": _factory(fills=True, size=(0,)),
     "cupy.zeros_like": _factory(fills=True),
-    "cupy.ones": _factory(fills=True),
+    "cupy.ones": _factory(fills=True, size=(0,)),
     "cupy.ones_like": _factory(fills=True),
-    "cupy.full": _factory(fills=True),
+    "cupy.full": _factory(fills=True, size=(0,)),
     "cupy.full_like": _factory(fills=True),
     "cupy.arange": _factory(fills=True),
-    "cupy.linspace": _factory(fills=True),
+    "cupy.linspace": _factory(fills=True, size=(2,)),
     # Copy their argument up from the host (when it is not on the device already: then a fill).
     "cupy.array": _factory(fills=True, source=0),
     "cupy.asarray": _factory(fills=True, source=0),

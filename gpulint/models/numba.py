@@ -9,7 +9,7 @@ from __future__ import annotations
 from gpulint.history import Op
 from gpulint.models.api import ALWAYS, EXTENTS, Api, Role
 
-_RAW = Api(Role.RAW_ALLOC, size=EXTENTS, kind="raw", modules=("numba.cuda.",))
+_RAW = Api(Role.RAW_ALLOC, size=(0,), kind="raw", modules=("numba.cuda.",))
 _NO_LAUNCH = Api(Role.PLAIN, launches=False)
 
 FUNCTIONS: dict[str, Api] = {

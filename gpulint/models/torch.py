@@ -10,8 +10,9 @@ from gpulint.history import Op
 from gpulint.models.api import ALWAYS, EXTENTS, KEYWORD, TEMPLATE, Api, Role
 
 
-def _factory(aten: str, *, fills: bool, random: bool = False, device: str = KEYWORD) -> Api:
-    return Api(Role.FACTORY, initialises=fills, size=EXTENTS, device=device, aten=(aten,), draws_random=random)
+def _factory(aten: str, *, fills: bool, random: bool = False, device: str = KEYWORD,
+             size: str | tuple[int, ...] = EXTENTS) -> Api:
+    return Api(Role.FACTORY, initialises=fills, size=size, device=device, aten=(aten,), draws_random=random)
 
 
 def _overwrite(aten: str, write: Op = Op.MEMSET, random: bool = False) -> Api:
@@ -28,18 +29,18 @@ _NO_LAUNCH = Api(Role.PLAIN, launches=False)
 
 FUNCTIONS: dict[str, Api] = {
     "torch.empty": _factory("aten::empty", fills=False),
-    "torch.empty_strided": _factory("aten::empty_strided", fills=False),
+    "torch.empty_strided": _factory("aten::empty_strided", fills=False, size=(0,)),
     "torch.zeros": _factory("aten::zeros", fills=True),
     "torch.ones": _factory("aten::ones", fills=True),
-    "torch.full": _factory("aten::full", fills=True),
+    "torch.full": _factory("aten::full", fills=True, size=(0,)),
     "torch.arange": _factory("aten::arange", fills=True),
-    "torch.linspace": _factory("aten::linspace", fills=True),
-    "torch.logspace": _factory("aten::logspace", fills=True),
+    "torch.linspace": _factory("aten::linspace", fills=True, size=(2,)),
+    "torch.logspace": _factory("aten::logspace", fills=True, size=(2,)),
     "torch.eye": _factory("aten::eye", fills=True),
     "torch.scalar_tensor": _factory("aten::scalar_tensor", fills=True),
     "torch.rand": _factory("aten::rand", fills=True, random=True),
     "torch.randn": _factory("aten::randn", fills=True, random=True),
-    "torch.randint": _factory("aten::randint", fills=True, random=True),
+    "torch.randint": _factory("aten::randint", fills=True, random=True, size=(-1,)),
     "torch.randperm": _factory("aten::randperm", fills=True, random=True),
     "torch.normal": _factory("aten::normal", fills=True, random=True),
     # The data (argument 0) are copied in; the static frontend models it as a fill of the new tensor.
@@ -100,7 +101,7 @@ MEMBERS: dict[str, Api] = {
     "new_empty_strided": _factory("aten::new_empty_strided", fills=False, device=TEMPLATE),
     "new_zeros": _factory("aten::new_zeros", fills=True, device=TEMPLATE),
     "new_ones": _factory("aten::new_ones", fills=True, device=TEMPLATE),
-    "new_full": _factory("aten::new_full", fills=True, device=TEMPLATE),
+    "new_full": _factory("aten::new_full", fills=True, device=TEMPLATE, size=(0,)),
     "new_tensor": _factory("aten::lift_fresh", fills=True, device=TEMPLATE),
     "cuda": Api(Role.TRANSFER, initialises=True, device=ALWAYS, aten=("aten::_to_copy",), read_only=True),
     "to": Api(Role.TRANSFER, initialises=True, device=KEYWORD, aten=("aten::_to_copy",), read_only=True),

@@ -848,8 +848,10 @@ class _Scope:
         return _Call(node, qual, last, positional, keywords, uses, arg_values, receiver, recv_node, recv_name)
 
     def size(self, row: Api, positional: list[Node]) -> Size | None:
-        return self.size_of(positional if row.size == EXTENTS else [positional[i] for i in row.size or ()
-                                                                      if i < len(positional)])
+        """The size of what a row's call makes, from the arguments its `size` column names."""
+        if row.size == EXTENTS:
+            return self.size_of(positional)
+        return self.size_of([positional[i] for i in row.size or () if -len(positional) <= i < len(positional)])
 
     # ------------------------------------------------------------------ calls of functions, by role
     def retaining(self, row: Api, c: _Call) -> _Value:
