@@ -17,10 +17,11 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint import models
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.history import Access, Guard, ObjectHistory, Op, Size, Timeline, Touch, Unit
 from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
+from gpulint.static.scope import Bindings, ScopeLowering
 
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
@@ -39,76 +40,27 @@ def analyse(path: str, source: bytes) -> tuple[Unit, list[str]]:
     return module.run()
 
 
-_MISSING = object()
-
-
-class _Bindings(dict):
-    """name -> the device objects it may hold, plus how many names hold each object, so "is this
-    object still bound anywhere?" is one look-up (a scan of every binding made rebinding quadratic
-    in a function's statements: 8,000 assignments took 2 s).  While a branch is lowered, a journal
-    of the values it replaced lets the branch be undone in the time of its own changes (copying
-    every binding per `if` was quadratic: 20,000 tensors with an `if` each took 137 s)."""
+class _Bindings(Bindings):
+    """Bindings, plus how many names hold each object, so "is this object still bound anywhere?"
+    is one look-up (a scan of every binding made rebinding quadratic in a function's statements:
+    8,000 assignments took 2 s)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.holders: dict[int, int] = {}
-        self.journal: list[tuple[str, object]] | None = None
 
-    def _set(self, name: str, oids: set[int]) -> None:
-        self._remove(name)
-        super().__setitem__(name, oids)
-        for oid in oids:
-            self.holders[oid] = self.holders.get(oid, 0) + 1
-
-    def _remove(self, name: str):
-        if name not in self:
-            return _MISSING
-        oids = super().pop(name)
-        for oid in oids:
+    def _changed(self, name: str, old: set[int] | None, new: set[int] | None) -> None:
+        for oid in old or ():
             left = self.holders[oid] - 1
             if left:
                 self.holders[oid] = left
             else:
                 del self.holders[oid]
-        return oids
-
-    def __setitem__(self, name: str, oids: set[int]) -> None:
-        if self.journal is not None:
-            self.journal.append((name, dict.get(self, name, _MISSING)))
-        self._set(name, oids)
-
-    def pop(self, name: str, default=None):
-        if name not in self:
-            return default
-        if self.journal is not None:
-            self.journal.append((name, dict.get(self, name)))
-        return self._remove(name)
+        for oid in new or ():
+            self.holders[oid] = self.holders.get(oid, 0) + 1
 
     def held(self, oid: int) -> bool:
         return oid in self.holders
-
-    # Branches: checkpoint, lower an arm, read what it changed, undo it; merge the arms at the end.
-    def checkpoint(self) -> tuple[int, bool]:
-        outermost = self.journal is None
-        if outermost:
-            self.journal = []
-        return len(self.journal), outermost
-
-    def changed_since(self, mark: tuple[int, bool]) -> dict[str, object]:
-        """The names an arm changed, with their values now (`_MISSING` when unbound)."""
-        return {name: dict.get(self, name, _MISSING) for name, _ in self.journal[mark[0]:]}
-
-    def undo(self, mark: tuple[int, bool]) -> None:
-        while len(self.journal) > mark[0]:
-            name, old = self.journal.pop()
-            if old is _MISSING:
-                self._remove(name)
-            else:
-                self._set(name, old)  # type: ignore[arg-type]
-
-    def release(self, mark: tuple[int, bool]) -> None:
-        if mark[1]:
-            self.journal = None
 
 
 @dataclass
@@ -290,20 +242,15 @@ class _Module:
         return ""
 
 
-class _Scope:
+class _Scope(ScopeLowering):
+    bindings: _Bindings
+
     def __init__(self, module: _Module, name: str, node: Node) -> None:
+        super().__init__(name, _Bindings())
         self.m = module
         self.name = name
         self.node = node
-        self.builder = TimelineBuilder(name)
-        self.timeline = self.builder.timeline
         self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
-        self.bindings = _Bindings()  # values are never mutated in place: a binding is replaced whole
-        self.objects: dict[int, ObjectHistory] = {}
-        self.loop_stack: list[int] = []
-        self.guard_stack: list[Guard] = []
-        self.loop_ids = itertools.count(1)
-        self.guard_ids = itertools.count(1)
         self.has_errors = node.has_error if node.type == "function_definition" else False
         self.stmt_node: Node | None = None
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
@@ -318,10 +265,12 @@ class _Scope:
     def text(self, node: Node | None) -> str:
         return self.m.text(node)
 
-    def event(self, op: Op, api: str, node: Node, **kwargs) -> Event:
+    def location_of(self, node: Node) -> Location:
+        return self.m.location(node)
+
+    def statement_of(self, node: Node) -> tuple[int, int]:
         stmt = self.stmt_node or node
-        return self.builder.append(op, api, self.m.location(node), tuple(self.loop_stack), tuple(self.guard_stack),
-                                   stmt.start_byte, stmt.end_byte, **kwargs)
+        return stmt.start_byte, stmt.end_byte
 
     def run(self, body: list[Node]) -> None:
         if self.node.type == "function_definition":
@@ -404,17 +353,14 @@ class _Scope:
                     (returned if part_value.device or part.type in ("dictionary", "list", "tuple") else read).update(
                         part_value.uses)
                 self.use(read | returned, node, "return")
-                if returned:
-                    event = self.event(Op.ESCAPE, "return", node)
-                    for oid in returned:
-                        self.objects[oid].escapes.append(event)
+                self.escape(returned, node, "return")
             elif value is not None:
                 self.reads(value, node)
             self.event(Op.EXIT, "return", node, detail="return")
         elif kind in ("global_statement", "nonlocal_statement"):
             for n in node.named_children:
                 for oid in self.bindings.get(self.text(n), set()):
-                    self.objects[oid].escapes.append(self.event(Op.ESCAPE, "global", node))
+                    self.escape({oid}, node, "global")
         else:
             self.reads(node, node)
 
@@ -429,10 +375,8 @@ class _Scope:
                      writes=True)
         elif node.type in ("yield", "await"):
             oids = self.reads(node, node).uses
-            if oids and node.type == "yield":
-                event = self.event(Op.ESCAPE, "yield", node)
-                for oid in oids:
-                    self.objects[oid].escapes.append(event)
+            if node.type == "yield":
+                self.escape(oids, node, "yield")
         else:
             value = self.evaluate(node)
             self.use(value.uses, node, value.api or self.api_of(node))
@@ -463,11 +407,8 @@ class _Scope:
             self.use(value.uses, node, value.api or "assignment")
             obj = left.child_by_field_name("object")
             new = self.new_object(value, node, self.text(left)) if value.device and (value.api or value.transfer_from) else set()
-            stored = value.uses | new
-            if stored and obj is not None:
-                event = self.event(Op.ESCAPE, "stored", node)
-                for oid in stored:
-                    self.objects[oid].escapes.append(event)
+            if obj is not None:
+                self.escape(value.uses | new, node, "stored")
             return
         targets = _flatten_targets([left])
         values = right.named_children if right.type in ("expression_list", "tuple") and left.type in (
@@ -494,10 +435,8 @@ class _Scope:
         self.derived[name] = _identifiers(self, value_node)
         if target.type not in ("identifier",):
             self.use(value.uses, stmt, value.api or "assignment")
-            if value.uses and target.type in ("subscript", "attribute"):
-                event = self.event(Op.ESCAPE, "stored", stmt)
-                for oid in value.uses:
-                    self.objects[oid].escapes.append(event)
+            if target.type in ("subscript", "attribute"):
+                self.escape(value.uses, stmt, "stored")
             return
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
@@ -583,33 +522,27 @@ class _Scope:
         guard_id = next(self.guard_ids)
         has_else = arms[-1][0] is None and len(arms) > 1
         mark = self.bindings.checkpoint()
-        arm_changes: list[dict[str, object]] = []
+        arms_made: list[dict[str, set[int] | None]] = []
         for index, (arm_cond, body) in enumerate(arms):
             if index > 0 and arm_cond is not None:
                 self.use(self.reads(arm_cond, node).uses, arm_cond, "condition")
             text = self.text(cond) if cond is not None else ""
-            self.guard_stack.append(Guard(guard_id, index, text, self.m.location(cond or node), frozenset(),
-                                          node.start_byte, node.end_byte))
-            self.block(body)
-            self.guard_stack.pop()
-            arm_changes.append(self.bindings.changed_since(mark))
-            self.bindings.undo(mark)  # the next arm starts from the bindings before the `if`
-        # After the `if`, a name may hold what any arm left in it (or, with no `else`, what it held).
-        for name in {name for changes in arm_changes for name in changes}:
-            before = dict.get(self.bindings, name, _MISSING)
-            values = [changes.get(name, before) for changes in arm_changes] + ([] if has_else else [before])
-            present = [value for value in values if value is not _MISSING]
-            if present:
-                self.bindings[name] = set().union(*present)  # type: ignore[arg-type]
-            else:
-                self.bindings.pop(name, None)
-        self.bindings.release(mark)
+            with self.guarded(Guard(guard_id, index, text, self.m.location(cond or node), frozenset(),
+                                    node.start_byte, node.end_byte)):
+                self.block(body)
+            arms_made.append(self.bindings.undo(mark))  # the next arm starts from the bindings before the `if`
+        self.bindings.join(arms_made, exhaustive=has_else)
+        self.bindings.release()
 
     def loop(self, node: Node) -> None:
-        loop_id = next(self.loop_ids)
         values, contents = self.changed_in(node)
-        self.builder.open_loop(loop_id, self.m.location(node), values, contents, (node.start_byte, node.end_byte))
-        self.loop_stack.append(loop_id)
+        with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
+            self.loop_body(node, loop_id)
+        alt = node.child_by_field_name("alternative")
+        if alt is not None:
+            self.block(self.body_of(alt.child_by_field_name("body")))
+
+    def loop_body(self, node: Node, loop_id: int) -> None:
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
         # calls nothing that could launch one).
         self.event(Op.LAUNCH, "loop", node, launches=1 if self.launches_work(node) else 0, detail="loop")
@@ -632,10 +565,6 @@ class _Scope:
             carried |= {o for o in self.bindings.get(name, ()) if loop_id in self.objects[o].alloc.loops}
         if carried:
             self.use(carried, node, "next iteration")
-        self.loop_stack.pop()
-        alt = node.child_by_field_name("alternative")
-        if alt is not None:
-            self.block(self.body_of(alt.child_by_field_name("body")))
 
     def launches_work(self, loop: Node) -> bool:
         """Whether a loop's body calls anything that may launch GPU work."""
@@ -720,9 +649,7 @@ class _Scope:
                 temp = self.new_object(value, self.stmt_node or node, self.text(node))
                 self.use(temp, node, value.api)
                 if _stored_in_container(self, node):
-                    kept = self.event(Op.ESCAPE, "stored", node)
-                    for oid in temp:
-                        self.objects[oid].escapes.append(kept)
+                    self.escape(temp, node, "stored")
                 end = self.event(Op.FREE, "end of expression", node)  # a temporary dies with its statement
                 for oid in temp:
                     self.objects[oid].frees.append(end)
@@ -859,9 +786,7 @@ class _Scope:
         if held:
             # From here on the holder uses them whenever it likes: uses we cannot see.
             self.use(held, c.node, c.qual, definite=False)
-            event = self.event(Op.ESCAPE, c.qual, c.node)
-            for oid in held:
-                self.objects[oid].escapes.append(event)
+            self.escape(held, c.node, c.qual)
         return _Value()
 
     def factory(self, row: Api, c: _Call) -> _Value:
