@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from gpulint.findings import Finding, Location, Related
 from gpulint.history import Distance, Event, ObjectHistory, Op
+from gpulint.models import torch as torch_models
 from gpulint.rules.registry import RULES
 
 
@@ -83,12 +84,8 @@ def lifetime_candidates(histories, *, allow_members: bool = False):
 
 
 # Factories and in-place ops that draw from a random generator: moving one past another draw, or
-# onto another device's generator, changes the numbers the program computes.
-RANDOM_DRAWS = frozenset({
-    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "normal", "randperm", "bernoulli",
-    "multinomial", "poisson", "normal_", "uniform_", "bernoulli_", "random_", "exponential_", "geometric_",
-    "cauchy_", "log_normal_", "dropout",
-})
+# onto another device's generator, changes the numbers the program computes (the models' column).
+RANDOM_DRAWS = torch_models.RANDOM_DRAWS
 
 
 def draws_random(event: Event) -> bool:

@@ -5,6 +5,7 @@ from typing import Iterator
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import create_on_device
 from gpulint.history import Access, Kind, Op, Unit
+from gpulint.models.torch import TRACED_FACTORIES  # the factories that take `device=`, as a run names them
 from gpulint.rules.common import RANDOM_DRAWS, make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -63,16 +64,11 @@ def host_staging(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     yield from _run_host_staging(unit)
 
 
-# The factories that take `device=` (as PyTorch's allocation APIs name them in a run's trace).
-_FACTORIES = {"torch." + name for name in ("randn", "rand", "randint", "randperm", "normal", "zeros", "ones", "full",
-                                            "empty", "empty_strided", "arange", "linspace", "logspace", "eye")}
-
-
 def _run_host_staging(unit: Unit) -> Iterator[Finding]:
     """A run's host tensors (kind `host`) that a factory made and nothing but copies to the
     device ever read."""
     for h in unit.histories:
-        if h.kind is not Kind.HOST or h.alloc is None or h.alloc.api not in _FACTORIES:
+        if h.kind is not Kind.HOST or h.alloc is None or h.alloc.api not in TRACED_FACTORIES:
             continue
         reads = [t for t in h.touches if t.access & Access.READ]
         if not reads or any(t.use or t.event.op is not Op.COPY or t.event.direction != "h2d" for t in reads):

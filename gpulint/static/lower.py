@@ -13,12 +13,13 @@ import itertools
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, TimelineBuilder, Touch, Unit
+from gpulint.history import Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, Touch, Unit
 from gpulint.sourcetext import char_column
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
 from gpulint.static.kernels import KernelSummary, pointer_root, summarize
 from gpulint.static.sizes import Folder
+from gpulint.static.scope import Bindings, ScopeLowering
 
 
 @dataclass
@@ -209,112 +210,42 @@ def _condition_names(expr: s.Expr | None) -> set[str]:
     return names
 
 
-_ABSENT = None  # what the journal records for a name that had no binding
-
-
-class _Bindings:
-    """Pointer name -> the objects it may point to, with what branches need done cheaply.
-
-    Branches: `checkpoint()` starts recording every change, `rollback()` undoes the changes since
-    a checkpoint (the state before an `if`, for its `else`), `merge()` joins both arms.  Copying
-    every binding at every `if` made a function with thousands of pointers and branches quadratic.
-    Struct members: the names under `s.` are found through an index by first name, not by a scan
-    of every binding for each struct passed whole."""
+class _Bindings(Bindings):
+    """Pointer name -> the objects it may point to.  Struct members: the names under `s.` are
+    found through an index by first name, not by a scan of every binding for each struct passed
+    whole."""
 
     def __init__(self) -> None:
-        self._values: dict[str, set[int]] = {}
+        super().__init__()
         self._members: dict[str, dict[str, None]] = {}  # `s` -> {`s.a`, `s.b.c`} (insertion-ordered)
-        self._journal: list[tuple[str, set[int] | None]] = []  # (name, value before the change)
-        self._open = 0  # checkpoints not yet released
 
-    def get(self, name: str, default=None):
-        return self._values.get(name, default)
-
-    def __setitem__(self, name: str, oids: set[int]) -> None:
-        self._record(name)
-        if name not in self._values and "." in name:
+    def _changed(self, name: str, old: set[int] | None, new: set[int] | None) -> None:
+        if "." not in name or (old is None) == (new is None):
+            return
+        if new is not None:
             self._members.setdefault(name.split(".", 1)[0], {})[name] = None
-        self._values[name] = oids
-
-    def pop(self, name: str, default=None):
-        if name not in self._values:
-            return default
-        self._record(name)
-        return self._remove(name)
-
-    def _remove(self, name: str) -> set[int]:
-        if "." in name:
+        else:
             del self._members[name.split(".", 1)[0]][name]
-        return self._values.pop(name)
-
-    def _record(self, name: str) -> None:
-        if self._open:
-            self._journal.append((name, self._values.get(name, _ABSENT)))
 
     def under(self, name: str) -> list[str]:
         """Bound names that start with `name.` (the members of a struct variable)."""
         prefix = name + "."
         return [key for key in self._members.get(name.split(".", 1)[0], ()) if key.startswith(prefix)]
 
-    def checkpoint(self) -> int:
-        self._open += 1
-        return len(self._journal)
 
-    def _restore(self, mark: int) -> dict[str, set[int] | None]:
-        """Undo the changes since `mark`; the values they had made, by name."""
-        made = {name: self._values.get(name, _ABSENT) for name, _ in self._journal[mark:]}
-        while len(self._journal) > mark:
-            name, value = self._journal.pop()
-            if value is _ABSENT:
-                if name in self._values:
-                    self._remove(name)
-            else:
-                if name not in self._values and "." in name:
-                    self._members.setdefault(name.split(".", 1)[0], {})[name] = None
-                self._values[name] = value
-        return made
+class _FunctionLowering(ScopeLowering):
+    bindings: _Bindings
 
-    def rollback(self, mark: int) -> dict[str, set[int] | None]:
-        """Back to the state at `mark`; what the changes since had made each changed name."""
-        return self._restore(mark)
-
-    def merge(self, mark: int, other_arm: dict[str, set[int] | None]) -> None:
-        """Join the current state with another arm's (`other_arm`: its values for the names it
-        changed since `mark`): after the branch a name may hold what either arm left in it."""
-        before = {}
-        for name, value in self._journal[mark:]:
-            before.setdefault(name, value)  # the first change of a name recorded its old value
-        for name in list(other_arm) + [n for n in before if n not in other_arm]:
-            theirs = other_arm[name] if name in other_arm else before[name]
-            mine = self._values.get(name, _ABSENT)
-            if theirs is _ABSENT and mine is _ABSENT:
-                continue
-            self[name] = (theirs or set()) | (mine or set())
-
-    def release(self) -> None:
-        self._open -= 1
-        if not self._open:
-            self._journal.clear()
-
-
-class _FunctionLowering:
     def __init__(self, ctx: _UnitContext, function: s.Function) -> None:
+        super().__init__(function.qualname or function.name, _Bindings())
         self.ctx = ctx
         self.function = function
         self.path = ctx.tu.path
         self.source = ctx.tu.source
         self.ascii = self.source.isascii()  # columns need converting only when it is not
         self.folder = Folder(ctx.folder.macros, ctx.folder.constants)
-        self.builder = TimelineBuilder(function.qualname or function.name)
-        self.timeline = self.builder.timeline
         self.timeline.start_byte = function.span.start
         self.timeline.end_byte = function.body.span.end - 1
-        self.loop_stack: list[int] = []
-        self.guard_stack: list[Guard] = []
-        self.loop_ids = itertools.count(1)
-        self.guard_ids = itertools.count(1)
-        self.bindings = _Bindings()
-        self.objects: dict[int, ObjectHistory] = {}
         self.param_objects: dict[int, int] = {}  # parameter index -> pseudo-object
         self.status_vars: dict[str, set[int]] = {}
         self.locals: set[str] = set()
@@ -409,10 +340,12 @@ class _FunctionLowering:
         return self.source[span.start:span.end].decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ events
-    def event(self, op: Op, api_name: str, span: s.Span, guards: tuple[Guard, ...] | None = None, **kwargs) -> Event:
+    def location_of(self, span: s.Span) -> Location:
+        return self.location(span)
+
+    def statement_of(self, span: s.Span) -> tuple[int, int]:
         stmt = self.stmt_span or span
-        return self.builder.append(op, api_name, self.location(span), tuple(self.loop_stack),
-                                   tuple(self.guard_stack) if guards is None else guards, stmt.start, stmt.end, **kwargs)
+        return stmt.start, stmt.end
 
     def touch(self, oids: set[int], touch: Touch) -> None:
         for oid in oids:
@@ -421,13 +354,6 @@ class _FunctionLowering:
             if self.capturing:
                 # Captured into a graph: it runs at the graph's launches, not here.
                 history.incomplete = True
-
-    def escape(self, oids: set[int], span: s.Span, why: str) -> None:
-        if not oids:
-            return
-        event = self.event(Op.ESCAPE, why, span)
-        for oid in oids:
-            self.objects[oid].escapes.append(event)
 
     # ------------------------------------------------------------------ resolving names
     def refs(self, expr: s.Expr | None) -> set[int]:
@@ -551,37 +477,33 @@ class _FunctionLowering:
         # A `case` arm is lowered to an If too; nothing may be placed before its label.
         is_case = self.source[stmt.span.start:stmt.span.start + 7].startswith((b"case", b"default"))
         span = (None, None) if is_case else (stmt.span.start, stmt.span.end)
-        self.guard_stack.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span))
-        self.stmt(stmt.then)
-        self.guard_stack.pop()
-        after_then = self.bindings.rollback(mark)
+        with self.guarded(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span)):
+            self.stmt(stmt.then)
+        arms = [self.bindings.undo(mark)]
         if stmt.orelse is not None:
-            self.guard_stack.append(Guard(guard_id, 1, cond_text, loc, frozenset(), *span))
-            self.stmt(stmt.orelse)
-            self.guard_stack.pop()
+            with self.guarded(Guard(guard_id, 1, cond_text, loc, frozenset(), *span)):
+                self.stmt(stmt.orelse)
+            arms.append(self.bindings.undo(mark))
         # After the branch a name may point to what either arm left in it.
-        self.bindings.merge(mark, after_then)
+        self.bindings.join(arms, exhaustive=stmt.orelse is not None)
         self.bindings.release()
 
     def loop(self, stmt: s.Loop) -> None:
         if stmt.init is not None:
             self.stmt(stmt.init)
-        loop_id = next(self.loop_ids)
         values, contents = self.modified_in(stmt)
-        self.builder.open_loop(loop_id, self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end))
         self.merge_swapped(stmt)
-        self.loop_stack.append(loop_id)
-        if stmt.kind != "do" and stmt.cond is not None:
-            self.stmt_span = stmt.cond.span
-            self.expr(stmt.cond)
-        self.stmt(stmt.body)
-        if stmt.step is not None:
-            self.stmt_span = stmt.step.span
-            self.expr(stmt.step)
-        if stmt.kind == "do" and stmt.cond is not None:
-            self.stmt_span = stmt.cond.span
-            self.expr(stmt.cond)
-        self.loop_stack.pop()
+        with self.looping(self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end)):
+            if stmt.kind != "do" and stmt.cond is not None:
+                self.stmt_span = stmt.cond.span
+                self.expr(stmt.cond)
+            self.stmt(stmt.body)
+            if stmt.step is not None:
+                self.stmt_span = stmt.step.span
+                self.expr(stmt.step)
+            if stmt.kind == "do" and stmt.cond is not None:
+                self.stmt_span = stmt.cond.span
+                self.expr(stmt.cond)
 
     def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str]]:
         """Names whose value the loop may change, and names whose pointed-to contents it may change."""
@@ -750,11 +672,7 @@ class _FunctionLowering:
 
     def aggregate(self, expr: s.Other) -> None:
         """`void *args[] = {&d_a, &n}`, a lambda capture: the pointer is kept where we cannot follow."""
-        oids = self.aggregate_objects(expr)
-        if oids:
-            event = self.event(Op.ESCAPE, "initializer", expr.span)
-            for oid in oids:
-                self.objects[oid].escapes.append(event)
+        self.escape(self.aggregate_objects(expr), expr.span, "initializer")
 
     def held_by(self, args: list[s.Expr]) -> set[int]:
         """Objects held by holders passed as (or inside) these arguments."""

@@ -15,52 +15,14 @@ from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
 
+from gpulint import models
 from gpulint.findings import Location
-from gpulint.history import (Access, Distance, Event, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline,
-                             TimelineBuilder, Touch, Unit)
+from gpulint.history import Access, Distance, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline, Touch, Unit
+from gpulint.models import torch as torch_models
+from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
+from gpulint.static.scope import Bindings, ScopeLowering
 
-TORCH_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor",
-                   "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
-                   "empty_strided", "as_tensor", "logspace", "normal"}
-TORCH_NEW = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
-# Factories that fill what they allocate: a write, not a use.
-INITIALISING = {"zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor", "zeros_like",
-                "ones_like", "full_like", "rand_like", "randn_like", "randint_like", "new_zeros", "new_ones",
-                "new_full", "new_tensor", "as_tensor", "logspace", "normal", "array", "asarray"}
-CUPY_FACTORIES = {"empty", "zeros", "ones", "full", "array", "asarray", "empty_like", "zeros_like", "ones_like",
-                  "full_like", "ascontiguousarray", "arange", "linspace"}
-NUMBA_RAW = {"device_array", "device_array_like", "mapped_array", "pinned_array"}
-HOST_RESULT = {"item", "tolist", "cpu", "numpy", "get", "copy_to_host", "__len__", "size", "dim", "numel", "shape",
-               "dtype", "is_cuda", "device", "stride", "data_ptr", "element_size", "nbytes", "ndim"}
-FULL_WRITE_METHODS = {"copy_": Op.COPY, "fill_": Op.MEMSET, "zero_": Op.MEMSET, "copy_to_device": Op.COPY,
-                      "set_": Op.COPY}
-CONST_METHODS = {"size", "dim", "numel", "shape", "dtype", "stride", "get", "keys", "values", "items", "copy",
-                 "to", "cuda", "cpu", "numpy", "item", "tolist", "count", "index", "data_ptr"}
-# Framework calls whose result keeps references to the tensors or modules passed in (an
-# optimizer holds the parameters, DDP/FSDP hold the module): what is passed escapes into it.
-# Constructors (`torch.optim.SGD`, `torch.nn.parallel.DistributedDataParallel`,
-# `torch.utils.data.DataLoader`, `torch.multiprocessing.Process`) and these wrappers:
-RETAINING_FUNCTIONS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.export.export",
-                       "torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
-                       "torch.distributed.tensor.parallel.parallelize_module", "torch.cuda.make_graphed_callables",
-                       "torch.nn.utils.parametrize.register_parametrization"}
-
-
-def _retains(qual: str) -> bool:
-    last = qual.rsplit(".", 1)[-1]
-    return qual in RETAINING_FUNCTIONS or (qual.startswith("torch.") and last[:1].isupper())
-# Calls that never launch GPU work: a loop that makes only these is not a launch site.
-HOST_ONLY_CALLS = {"print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str",
-                   "list", "dict", "set", "tuple", "sorted", "sum", "abs", "round", "open", "format", "repr",
-                   "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.Event", "torch.cuda.set_device",
-                   "cupy.cuda.Stream", "cupy.cuda.Event", "cupy.cuda.Device", "numba.cuda.stream", "numba.cuda.event"}
-HOST_ONLY_PREFIXES = ("time.", "logging.", "os.", "sys.", "math.", "random.", "json.", "re.", "itertools.",
-                      "cuda.bindings.runtime.cudaStream", "cuda.bindings.runtime.cudaEvent", "cuda.cudart.cudaStream",
-                      "cuda.cudart.cudaEvent")
-HOST_ONLY_METHODS = {"append", "extend", "insert", "pop", "join", "format", "keys", "values", "items", "get",
-                     "update", "write", "read", "close", "synchronize", "record", "destroy", "split", "strip",
-                     "startswith", "endswith", "replace", "lower", "upper", "info", "debug", "warning", "error"}
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -78,76 +40,27 @@ def analyse(path: str, source: bytes) -> tuple[Unit, list[str]]:
     return module.run()
 
 
-_MISSING = object()
-
-
-class _Bindings(dict):
-    """name -> the device objects it may hold, plus how many names hold each object, so "is this
-    object still bound anywhere?" is one look-up (a scan of every binding made rebinding quadratic
-    in a function's statements: 8,000 assignments took 2 s).  While a branch is lowered, a journal
-    of the values it replaced lets the branch be undone in the time of its own changes (copying
-    every binding per `if` was quadratic: 20,000 tensors with an `if` each took 137 s)."""
+class _Bindings(Bindings):
+    """Bindings, plus how many names hold each object, so "is this object still bound anywhere?"
+    is one look-up (a scan of every binding made rebinding quadratic in a function's statements:
+    8,000 assignments took 2 s)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.holders: dict[int, int] = {}
-        self.journal: list[tuple[str, object]] | None = None
 
-    def _set(self, name: str, oids: set[int]) -> None:
-        self._remove(name)
-        super().__setitem__(name, oids)
-        for oid in oids:
-            self.holders[oid] = self.holders.get(oid, 0) + 1
-
-    def _remove(self, name: str):
-        if name not in self:
-            return _MISSING
-        oids = super().pop(name)
-        for oid in oids:
+    def _changed(self, name: str, old: set[int] | None, new: set[int] | None) -> None:
+        for oid in old or ():
             left = self.holders[oid] - 1
             if left:
                 self.holders[oid] = left
             else:
                 del self.holders[oid]
-        return oids
-
-    def __setitem__(self, name: str, oids: set[int]) -> None:
-        if self.journal is not None:
-            self.journal.append((name, dict.get(self, name, _MISSING)))
-        self._set(name, oids)
-
-    def pop(self, name: str, default=None):
-        if name not in self:
-            return default
-        if self.journal is not None:
-            self.journal.append((name, dict.get(self, name)))
-        return self._remove(name)
+        for oid in new or ():
+            self.holders[oid] = self.holders.get(oid, 0) + 1
 
     def held(self, oid: int) -> bool:
         return oid in self.holders
-
-    # Branches: checkpoint, lower an arm, read what it changed, undo it; merge the arms at the end.
-    def checkpoint(self) -> tuple[int, bool]:
-        outermost = self.journal is None
-        if outermost:
-            self.journal = []
-        return len(self.journal), outermost
-
-    def changed_since(self, mark: tuple[int, bool]) -> dict[str, object]:
-        """The names an arm changed, with their values now (`_MISSING` when unbound)."""
-        return {name: dict.get(self, name, _MISSING) for name, _ in self.journal[mark[0]:]}
-
-    def undo(self, mark: tuple[int, bool]) -> None:
-        while len(self.journal) > mark[0]:
-            name, old = self.journal.pop()
-            if old is _MISSING:
-                self._remove(name)
-            else:
-                self._set(name, old)  # type: ignore[arg-type]
-
-    def release(self, mark: tuple[int, bool]) -> None:
-        if mark[1]:
-            self.journal = None
 
 
 @dataclass
@@ -170,6 +83,31 @@ def _in_units(value: _Value) -> Size | None:
     if value.size is None or value.kind is Kind.DEVICE:
         return value.size
     return replace(value.size, unit=SizeUnit.ELEMENTS)
+
+
+@dataclass
+class _Call:
+    """A call being lowered, its receiver and arguments evaluated: what every role's handler reads."""
+
+    node: Node
+    qual: str  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
+    last: str  # its last name: the method of a method call
+    positional: list[Node]
+    keywords: dict[str, Node]
+    uses: set[int]  # what the arguments (and a called module) read
+    arg_values: list[_Value]
+    receiver: _Value | None  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
+    recv_node: Node | None
+    recv_name: str  # the receiver when it is a plain name
+
+
+def _torch_factory(qual: str) -> bool:
+    """`torch.randn`, as far as host staging cares: any `torch.` name ending in a factory's."""
+    return qual.startswith("torch.") and qual.rsplit(".", 1)[-1] in torch_models.FACTORY_NAMES
+
+
+def _read_only(row: Api | None) -> bool:
+    return row is not None and row.read_only
 
 
 class _Module:
@@ -311,20 +249,15 @@ class _Module:
         return ""
 
 
-class _Scope:
+class _Scope(ScopeLowering):
+    bindings: _Bindings
+
     def __init__(self, module: _Module, name: str, node: Node) -> None:
+        super().__init__(name, _Bindings(), Distance.LOOPS)
         self.m = module
         self.name = name
         self.node = node
-        self.builder = TimelineBuilder(name, Distance.LOOPS)
-        self.timeline = self.builder.timeline
         self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
-        self.bindings = _Bindings()  # values are never mutated in place: a binding is replaced whole
-        self.objects: dict[int, ObjectHistory] = {}
-        self.loop_stack: list[int] = []
-        self.guard_stack: list[Guard] = []
-        self.loop_ids = itertools.count(1)
-        self.guard_ids = itertools.count(1)
         self.has_errors = node.has_error if node.type == "function_definition" else False
         self.stmt_node: Node | None = None
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
@@ -339,10 +272,12 @@ class _Scope:
     def text(self, node: Node | None) -> str:
         return self.m.text(node)
 
-    def event(self, op: Op, api: str, node: Node, **kwargs) -> Event:
+    def location_of(self, node: Node) -> Location:
+        return self.m.location(node)
+
+    def statement_of(self, node: Node) -> tuple[int, int]:
         stmt = self.stmt_node or node
-        return self.builder.append(op, api, self.m.location(node), tuple(self.loop_stack), tuple(self.guard_stack),
-                                   stmt.start_byte, stmt.end_byte, **kwargs)
+        return stmt.start_byte, stmt.end_byte
 
     def run(self, body: list[Node]) -> None:
         if self.node.type == "function_definition":
@@ -391,7 +326,7 @@ class _Scope:
                     self.reads(clause, node)
                     for item in _walk(clause):
                         if item.type == "call" and self.m.qualify(item.child_by_field_name("function")).rsplit(
-                                ".", 1)[-1] in ("Device", "device", "use_device", "gpus"):
+                                ".", 1)[-1] in models.DEVICE_SELECTORS:
                             context |= _identifiers(self, item.child_by_field_name("arguments"))
             # `with cupy.cuda.Device(gpu_id):` — copies inside go to that device: it is an input.
             self.device_context.append(context)
@@ -425,17 +360,14 @@ class _Scope:
                     (returned if part_value.device or part.type in ("dictionary", "list", "tuple") else read).update(
                         part_value.uses)
                 self.use(read | returned, node, "return")
-                if returned:
-                    event = self.event(Op.ESCAPE, "return", node)
-                    for oid in returned:
-                        self.objects[oid].escapes.append(event)
+                self.escape(returned, node, "return")
             elif value is not None:
                 self.reads(value, node)
             self.event(Op.EXIT, "return", node, detail="return")
         elif kind in ("global_statement", "nonlocal_statement"):
             for n in node.named_children:
                 for oid in self.bindings.get(self.text(n), set()):
-                    self.objects[oid].escapes.append(self.event(Op.ESCAPE, "global", node))
+                    self.escape({oid}, node, "global")
         else:
             self.reads(node, node)
 
@@ -450,10 +382,8 @@ class _Scope:
                      writes=True)
         elif node.type in ("yield", "await"):
             oids = self.reads(node, node).uses
-            if oids and node.type == "yield":
-                event = self.event(Op.ESCAPE, "yield", node)
-                for oid in oids:
-                    self.objects[oid].escapes.append(event)
+            if node.type == "yield":
+                self.escape(oids, node, "yield")
         else:
             value = self.evaluate(node)
             self.use(value.uses, node, value.api or self.api_of(node))
@@ -484,11 +414,8 @@ class _Scope:
             self.use(value.uses, node, value.api or "assignment")
             obj = left.child_by_field_name("object")
             new = self.new_object(value, node, self.text(left)) if value.device and (value.api or value.transfer_from) else set()
-            stored = value.uses | new
-            if stored and obj is not None:
-                event = self.event(Op.ESCAPE, "stored", node)
-                for oid in stored:
-                    self.objects[oid].escapes.append(event)
+            if obj is not None:
+                self.escape(value.uses | new, node, "stored")
             return
         targets = _flatten_targets([left])
         values = right.named_children if right.type in ("expression_list", "tuple") and left.type in (
@@ -515,15 +442,13 @@ class _Scope:
         self.derived[name] = _identifiers(self, value_node)
         if target.type not in ("identifier",):
             self.use(value.uses, stmt, value.api or "assignment")
-            if value.uses and target.type in ("subscript", "attribute"):
-                event = self.event(Op.ESCAPE, "stored", stmt)
-                for oid in value.uses:
-                    self.objects[oid].escapes.append(event)
+            if target.type in ("subscript", "attribute"):
+                self.escape(value.uses, stmt, "stored")
             return
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
-            if factory.startswith("torch.") and factory.rsplit(".", 1)[-1] in TORCH_FACTORIES:
+            if _torch_factory(factory):
                 self.host_factories[name] = factory
             else:
                 self.host_factories.pop(name, None)
@@ -558,7 +483,7 @@ class _Scope:
         oid = next(self.m.ids)
         # Computed from other device objects (not a factory, transfer or allocator): "derived".
         derived = not (value.size is not None or value.transfer_from is not None or value.initialising
-                       or value.kind is not Kind.TENSOR or value.api.startswith(("torch.", "cupy.", "numba.")))
+                       or value.kind is not Kind.TENSOR or value.api.startswith(models.ALLOCATING_MODULES))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
                            names=value.size.names if value.size is not None else frozenset(),
                            detail="derived" if derived else "")
@@ -604,33 +529,27 @@ class _Scope:
         guard_id = next(self.guard_ids)
         has_else = arms[-1][0] is None and len(arms) > 1
         mark = self.bindings.checkpoint()
-        arm_changes: list[dict[str, object]] = []
+        arms_made: list[dict[str, set[int] | None]] = []
         for index, (arm_cond, body) in enumerate(arms):
             if index > 0 and arm_cond is not None:
                 self.use(self.reads(arm_cond, node).uses, arm_cond, "condition")
             text = self.text(cond) if cond is not None else ""
-            self.guard_stack.append(Guard(guard_id, index, text, self.m.location(cond or node), frozenset(),
-                                          node.start_byte, node.end_byte))
-            self.block(body)
-            self.guard_stack.pop()
-            arm_changes.append(self.bindings.changed_since(mark))
-            self.bindings.undo(mark)  # the next arm starts from the bindings before the `if`
-        # After the `if`, a name may hold what any arm left in it (or, with no `else`, what it held).
-        for name in {name for changes in arm_changes for name in changes}:
-            before = dict.get(self.bindings, name, _MISSING)
-            values = [changes.get(name, before) for changes in arm_changes] + ([] if has_else else [before])
-            present = [value for value in values if value is not _MISSING]
-            if present:
-                self.bindings[name] = set().union(*present)  # type: ignore[arg-type]
-            else:
-                self.bindings.pop(name, None)
-        self.bindings.release(mark)
+            with self.guarded(Guard(guard_id, index, text, self.m.location(cond or node), frozenset(),
+                                    node.start_byte, node.end_byte)):
+                self.block(body)
+            arms_made.append(self.bindings.undo(mark))  # the next arm starts from the bindings before the `if`
+        self.bindings.join(arms_made, exhaustive=has_else)
+        self.bindings.release()
 
     def loop(self, node: Node) -> None:
-        loop_id = next(self.loop_ids)
         values, contents = self.changed_in(node)
-        self.builder.open_loop(loop_id, self.m.location(node), values, contents, (node.start_byte, node.end_byte))
-        self.loop_stack.append(loop_id)
+        with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
+            self.loop_body(node, loop_id)
+        alt = node.child_by_field_name("alternative")
+        if alt is not None:
+            self.block(self.body_of(alt.child_by_field_name("body")))
+
+    def loop_body(self, node: Node, loop_id: int) -> None:
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
         # calls nothing that could launch one).
         self.event(Op.LAUNCH, "loop", node, launches=1 if self.launches_work(node) else 0, detail="loop")
@@ -653,10 +572,6 @@ class _Scope:
             carried |= {o for o in self.bindings.get(name, ()) if loop_id in self.objects[o].alloc.loops}
         if carried:
             self.use(carried, node, "next iteration")
-        self.loop_stack.pop()
-        alt = node.child_by_field_name("alternative")
-        if alt is not None:
-            self.block(self.body_of(alt.child_by_field_name("body")))
 
     def launches_work(self, loop: Node) -> bool:
         """Whether a loop's body calls anything that may launch GPU work."""
@@ -667,7 +582,7 @@ class _Scope:
             qual = self.m.qualify(function)
             method = self.text(function.child_by_field_name("attribute")) if function is not None and \
                 function.type == "attribute" else ""
-            if qual in HOST_ONLY_CALLS or qual.startswith(HOST_ONLY_PREFIXES) or method in HOST_ONLY_METHODS:
+            if models.launches_nothing(qual, method):
                 continue
             return True
         return False
@@ -694,15 +609,14 @@ class _Scope:
                 method = None
                 if function is not None and function.type == "attribute":
                     method = self.text(function.child_by_field_name("attribute"))
-                    if method not in CONST_METHODS:
+                    if not _read_only(models.member(method)):
                         root = _root_name(self, function.child_by_field_name("object"))
                         if root:
                             contents.add(root)
                 args = n.child_by_field_name("arguments")
                 qual = self.m.qualify(function)
-                if args is not None and method not in CONST_METHODS and not qual.startswith(
-                        ("torch.", "cupy.", "numpy.", "numba.")) and qual not in (
-                        "print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str"):
+                if args is not None and not _read_only(models.member(method) if method is not None else None) \
+                        and not qual.startswith(models.READ_ONLY_MODULES) and not _read_only(models.FUNCTIONS.get(qual)):
                     for a in args.named_children:
                         root = _root_name(self, a)
                         if root:
@@ -742,9 +656,7 @@ class _Scope:
                 temp = self.new_object(value, self.stmt_node or node, self.text(node))
                 self.use(temp, node, value.api)
                 if _stored_in_container(self, node):
-                    kept = self.event(Op.ESCAPE, "stored", node)
-                    for oid in temp:
-                        self.objects[oid].escapes.append(kept)
+                    self.escape(temp, node, "stored")
                 end = self.event(Op.FREE, "end of expression", node)  # a temporary dies with its statement
                 for oid in temp:
                     self.objects[oid].frees.append(end)
@@ -753,8 +665,9 @@ class _Scope:
         if kind == "attribute":
             obj = self.evaluate(node.child_by_field_name("object"))
             attr = self.text(node.child_by_field_name("attribute"))
-            if attr in HOST_RESULT or attr in ("T", "mT", "H", "real", "imag", "data", "grad"):
-                return _Value(uses=obj.uses, device=obj.device and attr not in HOST_RESULT, api=attr)
+            row = models.member(attr)
+            if row is not None and row.role in (Role.HOST_RESULT, Role.VIEW):
+                return _Value(uses=obj.uses, device=obj.device and row.role is Role.VIEW, api=attr)
             return _Value(uses=obj.uses, device=False)
         if kind == "subscript":
             base = node.child_by_field_name("value")
@@ -825,6 +738,18 @@ class _Scope:
         return frozenset(out)
 
     def call(self, node: Node) -> _Value:
+        """A call: its API's row (gpulint/models), then the handler of the row's role; a method
+        call falls back on the receiver's row and PyTorch's in-place convention."""
+        c = self.call_site(node)
+        row = models.function(c.qual, c.last)
+        handler = self.FUNCTION_ROLES.get(row.role) if row is not None else None
+        value = handler(self, row, c) if handler is not None else None
+        if value is None and c.receiver is not None:
+            value = self.method(c)
+        return value if value is not None else self.plain_function(c)
+
+    def call_site(self, node: Node) -> _Call:
+        """Evaluate a call's receiver and arguments (their reads) and its `out=` write."""
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         qual = self.m.qualify(function)
@@ -838,8 +763,10 @@ class _Scope:
                 positional.append(a)
         uses: set[int] = set()
         receiver: _Value | None = None
+        recv_node: Node | None = None
         if function is not None and function.type == "attribute":
-            receiver = self.evaluate(function.child_by_field_name("object"))
+            recv_node = function.child_by_field_name("object")
+            receiver = self.evaluate(recv_node)
         elif function is not None and function.type == "identifier":
             uses |= self.objects_of(self.text(function))  # calling a module moved to the device
         # out= targets are written, not read.
@@ -851,108 +778,157 @@ class _Scope:
         out_oids = self.objects_of(self.text(out_node)) if out_node is not None and out_node.type == "identifier" else set()
         if out_oids:
             self.write(out_oids, Op.COPY, f"{last}(out=)", node, full=True)
+        recv_name = self.text(recv_node) if recv_node is not None and recv_node.type == "identifier" else ""
+        return _Call(node, qual, last, positional, keywords, uses, arg_values, receiver, recv_node, recv_name)
 
-        device_kw = keywords.get("device")
-        on_device = self.is_cuda_device(device_kw)
-        size = self.size_of(positional)
-        if _retains(qual):
-            held = uses | (receiver.uses if receiver is not None else set())
-            if held:
-                # From here on the holder uses them whenever it likes: uses we cannot see.
-                self.use(held, node, qual, definite=False)
-                event = self.event(Op.ESCAPE, qual, node)
-                for oid in held:
-                    self.objects[oid].escapes.append(event)
-            return _Value()
+    def size(self, row: Api, positional: list[Node]) -> Size | None:
+        """The size of what a row's call makes, from the arguments its `size` column names."""
+        if row.size == EXTENTS:
+            return self.size_of(positional)
+        return self.size_of([positional[i] for i in row.size or () if -len(positional) <= i < len(positional)])
 
-        # Framework factories.
-        if qual.startswith("torch.") and qual.count(".") == 1 and last in TORCH_FACTORIES:
-            like = last.endswith("_like") and positional and self.evaluate(positional[0]).device
-            if on_device or (like and device_kw is None):
-                return _Value(uses=uses if not like else set(), device=True, api=qual, size=size,
-                              initialising=last in INITIALISING)
-            return _Value(uses=uses, device=False, api=qual, size=size)
-        if qual.startswith("cupy.") and qual.count(".") == 1 and last in CUPY_FACTORIES:
-            transfer = (_identifiers(self, positional[0]) if last in ("array", "asarray") and positional
-                        and not self.evaluate(positional[0]).device else None)
+    # ------------------------------------------------------------------ calls of functions, by role
+    def retaining(self, row: Api, c: _Call) -> _Value:
+        held = c.uses | (c.receiver.uses if c.receiver is not None else set())
+        if held:
+            # From here on the holder uses them whenever it likes: uses we cannot see.
+            self.use(held, c.node, c.qual, definite=False)
+            self.escape(held, c.node, c.qual)
+        return _Value()
+
+    def factory(self, row: Api, c: _Call) -> _Value:
+        size = self.size(row, c.positional)
+        if row.device == ALWAYS:  # CuPy: the current device; `asarray(h)` copies a host `h` up
+            source = c.positional[row.source] if row.source is not None and len(c.positional) > row.source else None
+            transfer = _identifiers(self, source) if source is not None and not self.evaluate(source).device else None
             # A host->device copy initialises the array itself: no separate fill.
-            return _Value(uses=uses, device=True, api=qual, size=size,
-                          initialising=last in INITIALISING and transfer is None, transfer_from=transfer)
-        if qual in ("cupy.cuda.alloc", "cupy.cuda.Memory", "cupy.cuda.MemoryPointer", "cupy.cuda.memory.alloc"):
-            return _Value(uses=uses, device=True, kind=Kind.RAW, api=qual, size=size)
-        if qual.startswith("numba.cuda.") and last in NUMBA_RAW:
-            return _Value(uses=uses, device=True, kind=Kind.RAW, api=qual, size=size)
-        if qual == "numba.cuda.to_device" and positional:
-            source = self.evaluate(positional[0])
-            return _Value(uses=uses, device=True, api=qual, size=size, initialising=False,
-                          transfer_from=None if source.device else _identifiers(self, positional[0]))
-        if last in ("cudaMalloc", "cuMemAlloc", "cuMemAlloc_v2", "cudaMallocManaged") and (
-                qual.startswith("cuda.") or qual in ("cudaMalloc", "cuMemAlloc")):
-            return _Value(uses=uses, device=True, kind=Kind.DEVICE, api=qual, size=size, cuda_pointer=True)
-        if last in ("cudaFree", "cuMemFree", "cuMemFree_v2", "cudaFreeAsync") and positional:
-            oids = self.objects_of(self.text(positional[0]))
-            if oids:
-                event = self.event(Op.FREE, last, node)
-                for oid in oids:
-                    self.objects[oid].frees.append(event)
-            return _Value()
-        if qual in ("torch.cuda.empty_cache",) or last == "free_all_blocks" or last == "free_all_free":
-            self.event(Op.FLUSH, qual or last, node)
-            return _Value()
-        if last == "copyto" and qual.startswith("cupy") and positional:
-            dst = self.objects_of(self.text(positional[0]))
-            if dst:
-                rest = set()
-                for a in positional[1:]:
-                    rest |= self.evaluate(a).uses
-                self.use(rest, node, qual)
-                self.write(dst, Op.COPY, qual, node, full=True)
-                return _Value()
+            return _Value(uses=c.uses, device=True, api=c.qual, size=size,
+                          initialising=row.initialises and transfer is None, transfer_from=transfer)
+        # PyTorch: where `device=` says, else where the template lives (`zeros_like(x)`), else the host.
+        # `torch.tensor(data, device=)` is modelled as a fill: its data are Python values.
+        like = row.device == TEMPLATE and c.positional and self.evaluate(c.positional[0]).device
+        device_kw = c.keywords.get(DEVICE_KEYWORD)
+        if self.is_cuda_device(device_kw) or (like and device_kw is None):
+            return _Value(uses=c.uses if not like else set(), device=True, api=c.qual, size=size,
+                          initialising=row.initialises)
+        return _Value(uses=c.uses, device=False, api=c.qual, size=size)
 
-        # Methods on device objects.
-        if receiver is not None:
-            recv_node = function.child_by_field_name("object")
-            recv_name = self.text(recv_node) if recv_node is not None and recv_node.type == "identifier" else ""
-            if last in FULL_WRITE_METHODS and receiver.uses and recv_name:
-                self.use(uses, node, last)
-                self.write(self.objects_of(recv_name), FULL_WRITE_METHODS[last], f".{last}()", node, full=True)
-                return _Value(device=True)
-            if last in ("cuda", "to"):
-                target = keywords.get("device") or (positional[0] if positional else None)
-                to_device = last == "cuda" or self.is_cuda_device(target)
-                if to_device and not receiver.device:
-                    staged = None
-                    if recv_node is not None and recv_node.type == "call":
-                        inner_qual = self.m.qualify(recv_node.child_by_field_name("function"))
-                        if inner_qual.startswith("torch.") and inner_qual.rsplit(".", 1)[-1] in TORCH_FACTORIES:
-                            staged = inner_qual
-                    elif recv_name in self.host_factories and self.name_counts.get(recv_name, 0) <= 2:
-                        staged = self.host_factories[recv_name]
-                    names = _identifiers(self, recv_node) if recv_node is not None else set()
-                    names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
-                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()", transfer_from=names,
-                                  staged_factory=staged)
-                if to_device or receiver.device:
-                    return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
-            if last in TORCH_NEW and receiver.device:
-                return _Value(uses=uses, device=True, api=f".{last}()", size=size, initialising=last in INITIALISING)
-            if receiver.device and last.endswith("_") and recv_name:
-                # An in-place method (`add_`, `index_add_`): a use that writes.
-                self.use(uses, node, f".{last}()")
-                self.use(self.objects_of(recv_name), node, f".{last}()", writes=True)
-                return _Value(device=True)
-            if receiver.device and last not in HOST_RESULT:
-                return _Value(uses=uses | receiver.uses, device=True, api=f".{last}()")
-            return _Value(uses=uses | receiver.uses, device=False, api=f".{last}()" if receiver.uses else qual)
+    def raw_alloc(self, row: Api, c: _Call) -> _Value:
+        return _Value(uses=c.uses, device=True, kind=row.kind, api=c.qual, size=self.size(row, c.positional),
+                      cuda_pointer=row.returns_status)
+
+    def upload(self, row: Api, c: _Call) -> _Value | None:
+        """`numba.cuda.to_device(h)`: a copy of `h` (a copy from a device array is not modelled)."""
+        if row.source is None or len(c.positional) <= row.source:
+            return None
+        source_node = c.positional[row.source]
+        source = self.evaluate(source_node)
+        return _Value(uses=c.uses, device=True, api=c.qual, size=self.size(row, c.positional), initialising=False,
+                      transfer_from=None if source.device else _identifiers(self, source_node))
+
+    def free(self, row: Api, c: _Call) -> _Value | None:
+        if not c.positional:
+            return None
+        oids = self.objects_of(self.text(c.positional[0]))
+        if oids:
+            event = self.event(Op.FREE, c.last, c.node)
+            for oid in oids:
+                self.objects[oid].frees.append(event)
+        return _Value()
+
+    def flush(self, row: Api, c: _Call) -> _Value:
+        self.event(Op.FLUSH, c.qual or c.last, c.node)
+        return _Value()
+
+    def overwrite_argument(self, row: Api, c: _Call) -> _Value | None:
+        """`cupy.copyto(dst, src)`: the first argument is written whole, the others read."""
+        dst = self.objects_of(self.text(c.positional[0])) if c.positional else set()
+        if not dst:
+            return None
+        rest: set[int] = set()
+        for a in c.positional[1:]:
+            rest |= self.evaluate(a).uses
+        self.use(rest, c.node, c.qual)
+        self.write(dst, row.write, c.qual, c.node, full=True)
+        return _Value()
+
+    FUNCTION_ROLES = {Role.RETAINING: retaining, Role.FACTORY: factory, Role.RAW_ALLOC: raw_alloc,
+                      Role.TRANSFER: upload, Role.FREE: free, Role.FLUSH: flush, Role.FULL_WRITE: overwrite_argument}
+
+    # ------------------------------------------------------------------ calls of methods, by role
+    def method(self, c: _Call) -> _Value:
+        row = models.member(c.last)
+        handler = self.METHOD_ROLES.get(row.role) if row is not None else None
+        value = handler(self, row, c) if handler is not None else None
+        if value is None:
+            value = self.in_place(c)
+        if value is None:
+            # Computed from a device receiver: a device value, unless the method gives a host one.
+            assert c.receiver is not None
+            if c.receiver.device and (row is None or row.role is not Role.HOST_RESULT):
+                return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+            return _Value(uses=c.uses | c.receiver.uses, device=False, api=f".{c.last}()" if c.receiver.uses else c.qual)
+        return value
+
+    def overwrite_receiver(self, row: Api, c: _Call) -> _Value | None:
+        """`x.copy_(y)`, `x.fill_(v)`, `x.normal_()`: x is written whole, the arguments read."""
+        assert c.receiver is not None
+        if not (c.receiver.uses and c.recv_name):
+            return None
+        self.use(c.uses, c.node, c.last)
+        self.write(self.objects_of(c.recv_name), row.write, f".{c.last}()", c.node, full=True)
+        return _Value(device=True)
+
+    def move(self, row: Api, c: _Call) -> _Value | None:
+        """`.cuda()`, `.to(dev)`: from the host, a transfer (GL102/GL103 read what it copies from)."""
+        assert c.receiver is not None
+        target = c.keywords.get(DEVICE_KEYWORD) or (c.positional[0] if c.positional else None)
+        to_device = row.device == ALWAYS or self.is_cuda_device(target)
+        if to_device and not c.receiver.device:
+            staged = None
+            if c.recv_node is not None and c.recv_node.type == "call":
+                inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
+                if _torch_factory(inner_qual):
+                    staged = inner_qual
+            elif c.recv_name in self.host_factories and self.name_counts.get(c.recv_name, 0) <= 2:
+                staged = self.host_factories[c.recv_name]
+            names = _identifiers(self, c.recv_node) if c.recv_node is not None else set()
+            names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
+            return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()", transfer_from=names,
+                          staged_factory=staged)
+        if to_device or c.receiver.device:
+            return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+        return None
+
+    def factory_method(self, row: Api, c: _Call) -> _Value | None:
+        """`x.new_zeros(n)`: on the receiver's device."""
+        assert c.receiver is not None
+        if not c.receiver.device:
+            return None
+        return _Value(uses=c.uses, device=True, api=f".{c.last}()", size=self.size(row, c.positional),
+                      initialising=row.initialises)
+
+    def in_place(self, c: _Call) -> _Value | None:
+        """An in-place method (`add_`, `index_add_`): a use that writes."""
+        assert c.receiver is not None
+        if not (c.receiver.device and torch_models.in_place(c.last) and c.recv_name):
+            return None
+        self.use(c.uses, c.node, f".{c.last}()")
+        self.use(self.objects_of(c.recv_name), c.node, f".{c.last}()", writes=True)
+        return _Value(device=True)
+
+    METHOD_ROLES = {Role.FULL_WRITE: overwrite_receiver, Role.TRANSFER: move, Role.FACTORY: factory_method}
+
+    def plain_function(self, c: _Call) -> _Value:
         # Functions of the frameworks computing on device objects give device objects.
-        if uses and qual.startswith(("torch.", "cupy.")):
-            return _Value(uses=uses, device=True, api=qual)
-        if len(positional) == 1 and arg_values and arg_values[0].cuda_pointer:
+        if c.uses and c.qual.startswith(models.COMPUTING_MODULES):
+            return _Value(uses=c.uses, device=True, api=c.qual)
+        if len(c.positional) == 1 and c.arg_values and c.arg_values[0].cuda_pointer:
             # `ptr = checkCudaErrors(cudart.cudaMalloc(n))`: the error-check wrapper returns the pointer.
-            inner = arg_values[0]
+            inner = c.arg_values[0]
             inner.cuda_pointer = False
             return inner
-        return _Value(uses=uses, device=False, api=qual)
+        return _Value(uses=c.uses, device=False, api=c.qual)
 
     def size_of(self, positional: list[Node]) -> Size | None:
         if not positional:
@@ -1016,7 +992,7 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
         return False
     function = parent.parent.child_by_field_name("function")
     return function is not None and function.type == "attribute" and scope.text(
-        function.child_by_field_name("attribute")) in ("append", "extend", "insert", "add", "put", "setdefault")
+        function.child_by_field_name("attribute")) in models.CONTAINER_STORES
 
 
 def _names_read(scope: _Scope, node: Node) -> set[str]:

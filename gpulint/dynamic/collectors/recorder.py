@@ -141,7 +141,7 @@ def user_code_stack(skip: int = 1, limit: int = 8) -> tuple:
         code = frame.f_code
         known = get(id(code))
         if known is None:
-            known = _CODES[id(code)] = (code, _frame_kind(code))
+            known = _CODES[id(code)] = (code, frame_kind(code))
         if known[1]:
             if known[1] is _ENTRY:
                 break  # the frame that runs the program: nothing older is the user's
@@ -163,7 +163,7 @@ def program_entry(path: str, function: str) -> None:
     _CODES.clear()  # kinds worked out before this entry was known
 
 
-def _frame_kind(code: Any) -> int:
+def frame_kind(code: Any) -> int:
     if (code.co_filename, code.co_name) in _entries:
         return _ENTRY
     return int(is_user_file(code.co_filename))
@@ -261,7 +261,7 @@ class session:
     CuPy, Numba and cuda-python (each as soon as the block imports it)."""
 
     FRAMEWORKS = (
-        ("torch", "gpulint.dynamic.collectors.torch_collector"),
+        ("torch", "gpulint.dynamic.collectors.torch_native"),  # the C++ hook, or the dispatch mode
         ("cupy", "gpulint.dynamic.collectors.cupy_collector"),
         ("numba.cuda", "gpulint.dynamic.collectors.numba_collector"),
         ("cuda.bindings.runtime", "gpulint.dynamic.collectors.cuda_python_collector"),

@@ -1,6 +1,9 @@
 """PyTorch collector: a dispatch mode that sees every aten op with the storages it reads and
 writes, the way the user's code made them (the CUDA caching allocator hides tensors from a
 driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU build.
+`OpRecorder` turns an op into events for both drivers: this dispatch mode and the C++ hook of
+torch_native.py, whose `install` picks one.  What each `aten::` op does to memory is read from
+gpulint/models/torch.py, the table the static frontend reads too.
 
 * Objects are storages: identified by the storage, alive until `weakref.finalize` on the
   storage's Python object fires (PyTorch keeps one Python object per live storage).
@@ -29,7 +32,6 @@ driver-level tool).  The same on CPU and GPU tensors, so tests run on the CPU bu
 from __future__ import annotations
 
 import functools
-import os
 import time
 import weakref
 from dataclasses import dataclass
@@ -41,20 +43,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from gpulint.dynamic.collectors.recorder import Recorder, host_digest
-
-# Ops that write every element of their first argument without reading it.
-_OVERWRITE = {"aten::zero_", "aten::fill_", "aten::normal_", "aten::uniform_", "aten::random_", "aten::bernoulli_",
-              "aten::exponential_", "aten::geometric_", "aten::log_normal_", "aten::cauchy_"}
-# Factories whose output is filled by the op itself (a write, like a memset), and those that
-# leave it uninitialised.
-_FILLING = {"aten::zeros", "aten::ones", "aten::full", "aten::zeros_like", "aten::ones_like", "aten::full_like",
-            "aten::scalar_tensor", "aten::arange", "aten::linspace", "aten::eye", "aten::rand", "aten::randn",
-            "aten::randint", "aten::randperm", "aten::rand_like", "aten::randn_like", "aten::normal",
-            "aten::lift_fresh", "aten::_to_copy", "aten::clone", "aten::logspace"}
-_UNINITIALISED = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
-                  "aten::new_empty_strided"}
-_COPIES = {"aten::copy_", "aten::_to_copy", "aten::_copy_from", "aten::_copy_from_and_resize"}
-_TO_HOST = {"aten::_local_scalar_dense"}  # .item(): the host reads one element
+# What each op does to memory is a row of the models table, shared with the static frontend.
+from gpulint.models.torch import ATEN_COPIES, ATEN_FILLS, ATEN_INDEXED, ATEN_OVERWRITES, ATEN_TO_HOST, \
+    ATEN_UNINITIALISED, traced_api
 
 def _direction(src: torch.device, dst: torch.device) -> str:
     if src.type == "cpu" and dst.type != "cpu":
@@ -156,15 +147,12 @@ class _Touches:
             yield (op >> 2, bool(op & 2), bool(op & 1)) if isinstance(op, int) else op
 
 
-# Roles of a tensor argument in an op.
-_READ, _READ_WRITE, _OVERWRITE_ROLE = 0, 1, 2
-_INDEX_OPS = {"aten::index_select", "aten::index_add_", "aten::index_copy_", "aten::index_fill_", "aten::embedding",
-              "aten::gather", "aten::scatter_", "aten::scatter_add_", "aten::scatter_reduce_", "aten::take",
-              "aten::index", "aten::index_put_", "aten::index_put", "aten::_index_put_impl_"}
+# Roles of a tensor argument in an op (the C++ hook's `Role`).
+ARG_READ, ARG_READ_WRITE, ARG_OVERWRITE = 0, 1, 2
 
 
 @dataclass(frozen=True)
-class _Plan:
+class Plan:
     """What the collector needs from an op's schema, worked out once per op overload (reading
     the schema on every call cost more than the op itself on a launch-bound loop)."""
 
@@ -175,7 +163,7 @@ class _Plan:
     indexed: bool
 
 
-def _plan(schema) -> _Plan:
+def plan_of(schema) -> Plan:
     name = schema.name
     returns = schema.returns
     view = bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
@@ -184,12 +172,12 @@ def _plan(schema) -> _Plan:
         if "Tensor" not in str(spec.type):
             continue
         write = spec.alias_info is not None and spec.alias_info.is_write
-        if write and (spec.name == "out" or (index == 0 and (name in _OVERWRITE or name == "aten::copy_"))):
-            role = _OVERWRITE_ROLE
+        if write and (spec.name == "out" or (index == 0 and name in ATEN_OVERWRITES)):
+            role = ARG_OVERWRITE
         else:
-            role = _READ_WRITE if write else _READ
+            role = ARG_READ_WRITE if write else ARG_READ
         tensors.append((index, spec.name, role))
-    return _Plan(name, "torch." + name.split("::")[-1], view, tuple(tensors), name in _INDEX_OPS)
+    return Plan(name, traced_api(name), view, tuple(tensors), name in ATEN_INDEXED)
 
 
 def _tensors(value: Any) -> tuple | list:
@@ -315,7 +303,7 @@ class OpRecorder:
         info.ops.append((t, _packed(read), _packed(write)))
 
     # ------------------------------------------------------------------ ops
-    def record(self, plan: _Plan, args: tuple | list, kwargs: dict, out: Any, site: str) -> None:
+    def record(self, plan: Plan, args: tuple | list, kwargs: dict, out: Any, site: str) -> None:
         """The events of an op that ran with `args` / `kwargs` and returned `out`."""
         reads: list[tuple[int, torch.Tensor]] = []
         writes: list[tuple[int, torch.Tensor]] = []
@@ -328,9 +316,9 @@ class OpRecorder:
                 continue
             for tensor in _tensors(value):
                 oid = objects.object(tensor, site, "tensor")
-                if role == _READ:
+                if role == ARG_READ:
                     reads.append((oid, tensor))
-                elif role == _READ_WRITE:
+                elif role == ARG_READ_WRITE:
                     writes.append((oid, tensor))
                     reads.append((oid, tensor))
                 else:
@@ -340,9 +328,9 @@ class OpRecorder:
         # Every input is known by now, so an output whose storage is not is new.
         created = [(objects.object(t, site, plan.api), t) for t in _tensors(out) if objects.known(t) is None]
         t = self.recorder.tick()
-        if name in _COPIES and self._copy(t, name, args, overwritten, created, site):
+        if name in ATEN_COPIES and self._copy(t, name, args, overwritten, created, site):
             return
-        if name in _TO_HOST and reads:
+        if name in ATEN_TO_HOST and reads:  # .item(): the host reads one element
             oid, tensor = reads[0]
             self.recorder.write_line(f'{{"ev":"memcpy","t":{t},"dst":null,"src":{oid},"size":{tensor.element_size()},'
                                      f'"kind":"d2h","stream":0,"src_offset":'
@@ -351,14 +339,14 @@ class OpRecorder:
         if overwritten and not writes and not created:
             for oid, tensor in overwritten:  # zero_, fill_, out=: a write, not a use
                 self._memset(t, oid, tensor, site)
-            if reads and name not in _OVERWRITE:  # `torch.add(a, b, out=c)` also reads a and b
+            if reads and name not in ATEN_OVERWRITES:  # `torch.add(a, b, out=c)` also reads a and b
                 self._launch(self.recorder.tick(), name, reads, [], site, indexed)
             return
-        if name in _FILLING and created and not reads:
+        if name in ATEN_FILLS and created and not reads:  # `zeros`: a write, like a memset
             for oid, tensor in created:
                 self._memset(t, oid, tensor, site)
             return
-        if name in _UNINITIALISED and not reads:
+        if name in ATEN_UNINITIALISED and not reads:
             return
         self._launch(t, name, reads, writes + created + overwritten, site, indexed)
 
@@ -433,7 +421,7 @@ class OpRecorder:
         for oid, (read, write) in touched.items():
             self._note(oid, t, read, write)
 
-    def _pool_state(self, force: bool = False) -> None:
+    def pool_state(self, force: bool = False) -> None:
         """The caching allocator's reserved bytes and its peak of allocated bytes (CUDA only).
         Reading them builds PyTorch's whole statistics dict, so they are sampled at most every
         50 ms, at each `empty_cache()` and at the end: reserved bytes only fall on `empty_cache()`, and the peak of
@@ -496,13 +484,13 @@ class TorchCollector(TorchDispatchMode):
         super().__init__()
         self.ops = ops
         self.recorder = ops.recorder
-        self.plans: dict[Any, _Plan] = {}
+        self.plans: dict[Any, Plan] = {}
         self.cuda_seen = False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         plan = self.plans.get(func)
         if plan is None:
-            plan = self.plans[func] = _plan(func._schema)
+            plan = self.plans[func] = plan_of(func._schema)
         if kwargs is None:
             kwargs = {}
         if plan.view:
@@ -515,15 +503,17 @@ class TorchCollector(TorchDispatchMode):
             finally:
                 if self.cuda_seen or torch.cuda.is_initialized():
                     self.cuda_seen = True
-                    self.ops._pool_state()
+                    self.ops.pool_state()
             return out
 
 
-class _ModeInstalled:
+class ModeInstalled:
+    """The dispatch mode installed for one session."""
+
     def __init__(self, recorder: Recorder) -> None:
         self.ops = OpRecorder(recorder, _PyObjects(recorder))
         self.mode = TorchCollector(self.ops)
-        self.empty_cache = _flush_recorder(self.ops)
+        self.empty_cache = flush_recorder(self.ops)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache
         self.mode.__enter__()
 
@@ -531,11 +521,11 @@ class _ModeInstalled:
         self.mode.__exit__(None, None, None)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache.__wrapped__
         if torch.cuda.is_initialized():
-            self.ops._pool_state(force=True)
+            self.ops.pool_state(force=True)
         self.ops.write_accesses()
 
 
-def _flush_recorder(ops: OpRecorder):
+def flush_recorder(ops: OpRecorder):
     """`torch.cuda.empty_cache` that also writes a `flush` event (GL101: a flush in a loop sends
     every later allocation back to the driver)."""
     original = torch.cuda.memory.empty_cache
@@ -547,20 +537,6 @@ def _flush_recorder(ops: OpRecorder):
             ops.recorder.write({"ev": "flush", "t": ops.recorder.t, "api": "torch.cuda.empty_cache",
                                 "pool": "torch.cuda", "site": ops.recorder.site()})
             if torch.cuda.is_initialized():
-                ops._pool_state(force=True)
+                ops.pool_state(force=True)
 
     return empty_cache
-
-
-def install(recorder: Recorder, module: Any = None) -> Any:
-    """Start recording the PyTorch ops of this thread (and of the autograd threads it starts):
-    through the C++ hook, or through a dispatch mode where it cannot be built (said in a note)."""
-    from gpulint.dynamic.collectors import torch_native
-
-    if os.environ.get("GPULINT_TORCH_HOOK", "native") != "mode":
-        try:
-            return torch_native.NativeInstalled(recorder)
-        except torch_native.Unavailable as exc:
-            recorder.notes.append(f"PyTorch ops were recorded through a dispatch mode, about twice as slow on a "
-                                  f"GPU loop: {exc}")
-    return _ModeInstalled(recorder)

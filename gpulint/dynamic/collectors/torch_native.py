@@ -1,7 +1,8 @@
 """The PyTorch collector's C++ hook (`torch_hook/gpulint_torch_hook.cpp`): built once per
 PyTorch and Python version with the system's C++ compiler against PyTorch's own headers, then
 loaded into the program.  It records the ops whose tensors are whole storages and hands the
-others to `OpRecorder` (see the C++ file for what and why).
+others to `OpRecorder` (see the C++ file for what and why).  `install`, the PyTorch entry of a
+tracing session, picks it, or torch_collector.py's dispatch mode where it cannot be built.
 
 The build goes to `~/.cache/gpulint/torch/<key>/` (the key covers PyTorch's version and ABI,
 Python's version and the sources' hash) through a temporary name, so concurrent runs never load
@@ -27,14 +28,14 @@ import torch
 
 from gpulint.dynamic.collectors import recorder as _recorder
 from gpulint.dynamic.collectors.native.build import cache_root
-from gpulint.dynamic.collectors.torch_collector import (_COPIES, _FILLING, _OVERWRITE_ROLE, _TO_HOST, _UNINITIALISED,
-                                                        OpRecorder, _flush_recorder, _plan)
+from gpulint.dynamic.collectors.torch_collector import ARG_OVERWRITE, ModeInstalled, OpRecorder, flush_recorder, plan_of
+from gpulint.models.torch import ATEN_COPIES, ATEN_FILLS, ATEN_TO_HOST, ATEN_UNINITIALISED
 
 HOOK_FOLDER = Path(__file__).resolve().parent / "torch_hook"
 # Compiled together; python_frames.cpp alone sees the interpreter's internal frame layout.
 SOURCES = tuple(HOOK_FOLDER / name for name in ("gpulint_torch_hook.cpp", "python_frames.cpp", "python_frames.h"))
 # What the hook hands to Python whatever the views: copies, index ops (and ops with out=).
-_IN_PYTHON = _COPIES | _TO_HOST
+_IN_PYTHON = ATEN_COPIES | ATEN_TO_HOST
 
 
 class Unavailable(Exception):
@@ -121,14 +122,14 @@ def native_plan(name: str, overload: str) -> tuple:
     qualified = f"{name}.{overload}" if overload else name
     if _decomposed(qualified):
         return (0, name, "", (), None)
-    plan = _plan(torch._C._get_schema(name, overload))
+    plan = plan_of(torch._C._get_schema(name, overload))
     if plan.view:
         kind = 1
-    elif plan.name in _IN_PYTHON or plan.indexed or any(role == _OVERWRITE_ROLE for _, _, role in plan.tensors):
+    elif plan.name in _IN_PYTHON or plan.indexed or any(role == ARG_OVERWRITE for _, _, role in plan.tensors):
         kind = 3
-    elif plan.name in _FILLING:
+    elif plan.name in ATEN_FILLS:
         kind = 4
-    elif plan.name in _UNINITIALISED:
+    elif plan.name in ATEN_UNINITIALISED:
         kind = 5
     else:
         kind = 2
@@ -145,11 +146,11 @@ class NativeInstalled:
         recorder.writer.attach(self.hook)
         # GPULINT_TORCH_HOOK_STAGE: the overhead benchmark's breakdown (1: RecordFunction only,
         # 2: no Python stacks); traces made so are incomplete.
-        self.hook.install(native_plan, self._op, self._periodic, _recorder._frame_kind, _recorder.encode_site, recorder.t,
+        self.hook.install(native_plan, self._op, self._periodic, _recorder.frame_kind, _recorder.encode_site, recorder.t,
                           recorder.next_id, int(os.environ.get("GPULINT_TORCH_HOOK_STAGE", "0")))
         recorder.share_clock(self.hook.tick, self.hook.now, self.hook.new_object)
         recorder.launch_owners.append(self.hook.inside_op)
-        self.empty_cache = _flush_recorder(self.ops)
+        self.empty_cache = flush_recorder(self.ops)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache
 
     def _op(self, plan: Any, args: list, outputs: list, site: str) -> None:
@@ -161,7 +162,7 @@ class NativeInstalled:
         with self.ops.lock:
             self.hook.sweep()
             if torch.cuda.is_initialized():
-                self.ops._pool_state(force=True)
+                self.ops.pool_state(force=True)
             self.recorder.writer.flush()
 
     def uninstall(self) -> None:
@@ -169,6 +170,18 @@ class NativeInstalled:
         self.recorder.launch_owners.remove(self.hook.inside_op)
         torch.cuda.empty_cache = torch.cuda.memory.empty_cache = self.empty_cache.__wrapped__
         if torch.cuda.is_initialized():
-            self.ops._pool_state(force=True)
+            self.ops.pool_state(force=True)
         self.recorder.writer.attach(None)
         self.ops.write_accesses()
+
+
+def install(recorder: _recorder.Recorder, module: Any = None) -> Any:
+    """Start recording the PyTorch ops of this thread (and of the autograd threads it starts):
+    through the C++ hook, or through a dispatch mode where it cannot be built (said in a note)."""
+    if os.environ.get("GPULINT_TORCH_HOOK", "native") != "mode":
+        try:
+            return NativeInstalled(recorder)
+        except Unavailable as exc:
+            recorder.notes.append(f"PyTorch ops were recorded through a dispatch mode, about twice as slow on a "
+                                  f"GPU loop: {exc}")
+    return ModeInstalled(recorder)
