@@ -4,6 +4,7 @@ Returns the file's object histories and, when the file could not be analysed at 
 engine reports that as GL900)."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +63,11 @@ def parse(path: Path, display: str, text: bytes, settings: Settings, notes: list
     if is_python_source(path):
         from gpulint.static.python import analyse
 
-        unit, skipped = analyse(display, text)
+        kinds: Counter = Counter()
+        unit, skipped = analyse(display, text, kinds)
+        note = unknown.note(display, kinds)
+        if note is not None:
+            notes.append(note)
         return Parsed(display, text, unit=unit, skipped=skipped)
     tree = parse_cuda(path, display, text, settings, notes)
     skipped = unknown.note(display, tree.unknown)

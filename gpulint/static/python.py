@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -21,8 +22,12 @@ from gpulint.history import Access, Distance, Guard, Kind, ObjectHistory, Op, Si
 from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
+from gpulint.static import unknown
 from gpulint.static.scope import Bindings, ScopeLowering
 
+# Statements whose only effect on device objects is to read the names in them.
+_READ_ONLY_STATEMENTS = {"assert_statement", "break_statement", "continue_statement", "print_statement",
+                         "exec_statement", "type_alias_statement"}
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
 
 
@@ -33,11 +38,15 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_python.language()))
 
 
-def analyse(path: str, source: bytes) -> tuple[Unit, list[str]]:
-    """Histories of every device object in a Python file, and the scopes skipped for syntax errors."""
+def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
+    """Histories of every device object in a Python file, and the scopes skipped for syntax errors;
+    statement kinds the frontend has no lowering for are counted into `unknown_kinds`."""
     tree = _parser().parse(source)
     module = _Module(path, source, tree.root_node)
-    return module.run()
+    result = module.run()
+    if unknown_kinds is not None:
+        unknown_kinds.update(module.unknown)
+    return result
 
 
 class _Bindings(Bindings):
@@ -119,6 +128,7 @@ class _Module:
         self.aliases: dict[str, str] = {}
         self.constants: dict[str, int] = {}
         self.ids = itertools.count()
+        self.unknown: Counter = Counter()  # statement kinds with no lowering, for -v
         self.histories: list[ObjectHistory] = []
         self.timelines: list[Timeline] = []
         self.skipped: list[str] = []
@@ -369,6 +379,9 @@ class _Scope(ScopeLowering):
                 for oid in self.bindings.get(self.text(n), set()):
                     self.escape({oid}, node, "global")
         else:
+            if kind not in _READ_ONLY_STATEMENTS:
+                # `match`, say: its names are read, but its arms are not branches to the rules.
+                unknown.skipped(self.m.unknown, "tree-sitter-python", kind, node.start_point[0] + 1)
             self.reads(node, node)
 
     def expression_statement(self, node: Node) -> None:
