@@ -4,7 +4,8 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes import placement
-from gpulint.fixes.builders import disturbed, insert_line, move_statements, real_frees
+from gpulint.fixes.builders import disturbed, move_statements, real_frees
+from gpulint.fixes.editor import editor_for
 from gpulint.history import Event, ObjectHistory, Unit
 from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
@@ -105,10 +106,8 @@ def _free_earlier(unit: Unit, h: ObjectHistory, free: Event | None) -> Fix | Non
         if edits is None:
             return None
         return Fix(f"free `{h.name}` right after its last access", Applicability.UNSAFE, tuple(edits))
-    if not placement.is_python(path) or not h.name.isidentifier():
+    release = editor_for(unit).release_after(path, source, h, last)
+    if release is None:
         return None
-    dest = placement.after_in_block_of(source, path, h.alloc, last, h.timeline, deeper_ok=True)
-    if dest is None:
-        return None
-    return Fix(f"`del {h.name}` right after its last use", Applicability.UNSAFE,
-               (insert_line(path, dest, f"del {h.name}"),))
+    what_releases, edit = release
+    return Fix(f"{what_releases} right after its last use", Applicability.UNSAFE, (edit,))

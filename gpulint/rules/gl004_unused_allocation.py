@@ -1,14 +1,11 @@
 from __future__ import annotations
 
-from itertools import islice
 from typing import Iterator
-
-import re
 
 from gpulint.findings import Applicability, Edit, Finding, Fix, Related
 from gpulint.fixes import placement
-from gpulint.fixes.builders import (disturbed, move_allocation_down, move_statements, real_frees, remove_call,
-                                    remove_event_statement)
+from gpulint.fixes.builders import disturbed, move_allocation_down, move_statements, real_frees, remove_call
+from gpulint.fixes.editor import editor_for
 from gpulint.history import Access, Guard, ObjectHistory, Op, Unit
 from gpulint.rules.common import lifetime_candidates, make, what
 from gpulint.rules.registry import RuleSettings, rule
@@ -104,7 +101,7 @@ def _remove(unit: Unit, h: ObjectHistory) -> Fix | None:
         if edit is None:
             return None
         edits.append(edit)
-    alloc_edit = _remove_allocation(path, source, h, edits)
+    alloc_edit = _remove_allocation(unit, path, source, h, edits)
     if alloc_edit is None:
         return None
     edits.append(alloc_edit)
@@ -113,46 +110,12 @@ def _remove(unit: Unit, h: ObjectHistory) -> Fix | None:
     return Fix(f"remove the unused allocation of `{h.name}`", Applicability.UNSAFE, tuple(edits))
 
 
-def _remove_allocation(path: str, source: bytes, h: ObjectHistory, other_edits: list) -> Edit | None:
+def _remove_allocation(unit: Unit, path: str, source: bytes, h: ObjectHistory, other_edits: list) -> Edit | None:
     alloc = h.alloc
     # Other objects made by the same statement would go too.
     if any(e is not alloc and e.op is Op.ALLOC for e in h.timeline.statement_events(alloc.stmt_start)):
         return None
-    text = source[alloc.stmt_start:alloc.stmt_end] if alloc.stmt_start is not None else b""
-    if placement.is_python(path):
-        # `name = factory(...)`: the statement binds only this object; any later reading of the
-        # name would have been a use.
-        if not _binds(text, h.name.encode()):
-            return None
-        return remove_event_statement(path, source, alloc)
-    edit = remove_call(path, source, alloc)
-    if edit is None:
-        return None
-    # A pointer still mentioned elsewhere (passed to a kernel that ignores it, printed) must
-    # not be left uninitialised: it becomes a null pointer instead.
-    start, end = h.timeline.start_byte or 0, h.timeline.end_byte or len(source)
-    removed = [(e.start, e.end) for e in [*other_edits, edit]]
-    words = placement.word_occurrences(source, h.name, start, end)
-    if words is None:
-        word = re.compile(rb"(?<![\w.>])" + re.escape(h.name.encode()) + rb"\b")
-        found = (m.start() for m in word.finditer(source, start, end))
-    else:  # the same as the pattern, from the file's index of words (not a scan of the function per finding)
-        found = (m for m in words if source[m - 1:m] not in (b".", b">"))
-    mentions = list(islice((m for m in found if not any(s <= m < e for s, e in removed)), 2))
-    if len(mentions) <= 1:  # its declaration
-        return edit
-    null = "0" if alloc.api.startswith("cuMem") else "nullptr"
-    return Edit(path, alloc.stmt_start, alloc.stmt_end, f"{h.name} = {null};")
-
-
-_ASSIGNMENT = re.compile(rb"\s*([^\s=][^=]*?)\s*=[^=]")
-
-
-def _binds(text: bytes, name: bytes) -> bool:
-    """`text` starts with `name = ...` (what `re.match(rb"\\s*NAME\\s*=[^=]", text)` says for an
-    identifier NAME, without compiling a pattern per name)."""
-    match = _ASSIGNMENT.match(text)
-    return match is not None and match.group(1) == name
+    return editor_for(unit).remove_allocation(path, source, h, other_edits)
 
 
 def _under_guard(unit: Unit, h: ObjectHistory, guard: Guard) -> Fix | None:

@@ -5,14 +5,8 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Edit, Finding, Fix, Related
 from gpulint.fixes import placement
-from gpulint.fixes.builders import real_frees, remove_call, statement_text
+from gpulint.fixes.editor import editor_for
 from gpulint.history import Event, ObjectHistory, Unit, guards_within
-
-# The call that frees what an allocation API returns, when a fix has to write one.
-_FREE_FOR = {"cudaMalloc": "cudaFree", "cudaMallocManaged": "cudaFree", "cudaMallocPitch": "cudaFree",
-             "cudaMallocHost": "cudaFreeHost", "cudaHostAlloc": "cudaFreeHost", "cuMemAlloc": "cuMemFree",
-             "cuMemAlloc_v2": "cuMemFree", "cuMemAllocManaged": "cuMemFree", "cuMemAllocPitch": "cuMemFree",
-             "cuMemAllocHost": "cuMemFreeHost"}
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -125,25 +119,13 @@ def _rebound(allocations: dict[tuple[int, str], list[int]], h: ObjectHistory, ex
     return bisect.bisect_left(times, exit_.t) - bisect.bisect_right(times, h.alloc.t) > 0
 
 
-def _free_call(source: bytes, h: ObjectHistory) -> str | None:
-    """How this program frees `h`: the text of its own free statement when it has one
-    (`CHECK(cudaFree(d_a));`), else the plain call."""
-    for free in real_frees(h):
-        if remove_call(h.alloc.location.path, source, free) is not None:
-            text = statement_text(source, free)
-            if text and "\n" not in text:
-                return text if text.endswith(";") else text + ";"
-    call = _FREE_FOR.get(h.alloc.api.split("::")[-1])
-    return f"{call}({h.name});" if call else None
-
-
 def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event],
                        allocations: dict[tuple[int, str], list[int]]) -> Fix | None:
     """Insert the free before each exit that leaks `h`."""
     source, path, alloc = unit.source, h.alloc.location.path, h.alloc
-    if source is None or placement.is_python(path) or alloc.stmt_start is None:
+    if source is None or alloc.stmt_start is None:
         return None
-    free = _free_call(source, h)
+    free = editor_for(unit).free_statement(source, h)
     if free is None:
         return None
     edits = []

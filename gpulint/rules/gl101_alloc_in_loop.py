@@ -4,8 +4,9 @@ from typing import Iterator
 
 from gpulint.findings import Applicability, Finding, Fix, Related, human_bytes
 from gpulint.fixes import placement
-from gpulint.fixes.builders import (around_loop, declaration_in_loop, directly_in, hoistable_names, move_statements,
+from gpulint.fixes.builders import (around_loop, directly_in, hoistable_names, move_statements,
                                     real_frees, remove_call)
+from gpulint.fixes.editor import editor_for
 from gpulint.history import Loop, ObjectHistory, Op, Unit
 from gpulint.rules.common import make
 from gpulint.rules.registry import RuleSettings, rule
@@ -133,19 +134,17 @@ def _hoist(unit: Unit, h: ObjectHistory, loop: Loop, frees) -> Fix | None:
     frees = [f for f in frees if f in real_frees(h)]
     if edges is None or not directly_in(source, path, alloc, loop, h.timeline) or len(frees) != len(real_frees(h)):
         return None
-    if not frees and not placement.is_python(path):
+    editor = editor_for(unit)
+    if not frees and not editor.drops_on_rebinding:
         return None  # a C loop that never frees: each pass may keep its buffer on purpose
     if len(frees) > 1 or (frees and not directly_in(source, path, frees[0], loop, h.timeline)):
         return None
     size_text = source[h.size.span[0]:h.size.span[1]].decode("utf-8", "replace") if h.size and h.size.span else None
     names = placement.names_in(size_text) if size_text is not None else set(alloc.names)
-    declaration: tuple[tuple[int, int], ...] = ()
-    if not placement.is_python(path) and not hoistable_names(source, h.timeline, [h.name], loop):
-        # `float* d_tmp;` in the loop body moves out with the allocation.
-        found = declaration_in_loop(source, loop, h.name, alloc.stmt_start)
-        if found is None:
-            return None
-        declaration = (found,)
+    # `float* d_tmp;` in the loop body moves out with the allocation.
+    declaration = editor.hoisted_declaration(source, h.timeline, loop, h, alloc.stmt_start)
+    if declaration is None:
+        return None
     if not hoistable_names(source, h.timeline, names, loop):
         return None
     edits = move_statements(path, source, [alloc], edges[0], declaration)

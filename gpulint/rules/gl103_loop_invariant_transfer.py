@@ -3,11 +3,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterator
 
-import re
 
 from gpulint.findings import Applicability, Finding, Fix, Location, Related, human_bytes
-from gpulint.fixes import placement
 from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
+from gpulint.fixes.editor import editor_for
 from gpulint.history import Access, Event, Kind, Loop, ObjectHistory, Op, Unit
 from gpulint.rules.common import make, what
 from gpulint.rules.registry import RuleSettings, rule
@@ -114,15 +113,8 @@ def _hoist_copy(unit: Unit, h: ObjectHistory, copy: Event, loop: Loop) -> Fix | 
     edges = around_loop(path, source, loop)
     if edges is None or not directly_in(source, path, copy, loop, h.timeline):
         return None
-    names = set(copy.names)
-    if placement.is_python(path):
-        # `w = h_w.to(dev)` moves out with its binding: nothing else in the loop may rebind `w`.
-        body = source[loop.stmt_start:loop.stmt_end]
-        if len(re.findall(rb"(?m)^\s*" + re.escape(h.name.encode()) + rb"\s*=[^=]", body)) > 1:
-            return None
-    else:
-        names.add(h.name.split(".", 1)[0].split("->", 1)[0])
-    if not hoistable_names(source, h.timeline, names, loop):
+    names = editor_for(unit).hoisted_copy_names(source, h, copy, loop)
+    if names is None or not hoistable_names(source, h.timeline, names, loop):
         return None
     edits = move_statements(path, source, [copy], edges[0])
     if edits is None:
