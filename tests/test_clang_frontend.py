@@ -291,7 +291,9 @@ def test_switch_cases_range_for_and_direct_initialisation() -> None:
     tu = parse(PROGRAM)
     run = function(tu, "run")
     switch = next(st for st in run.body.stmts if isinstance(st, s.Block) and text(tu, st).startswith("switch"))
-    first, second = switch.stmts
+    (braces,) = switch.stmts  # the `{ ... }` holding the cases: a block fixes must not cross
+    assert text(tu, braces).startswith("{") and text(tu, braces).endswith("}")
+    first, second = braces.stmts
     assert isinstance(first, s.If) and isinstance(second, s.If)
     # `case 0: case 1:` -> b->n == 0 || b->n == 1
     assert isinstance(first.cond, s.Binary) and first.cond.op == "||"

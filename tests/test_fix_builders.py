@@ -376,3 +376,27 @@ def test_fix_safety_is_documented(code: str) -> None:
     doc = RULES[code].doc
     section = doc.split("## Fix safety", 1)[1]
     assert "safe" in section or "display" in section
+
+
+def test_placement_reads_the_blocks_the_frontend_recorded() -> None:
+    """Same block or not is span arithmetic over the frontend's `{ ... }` spans, the braces of a
+    `switch` included: a statement never moves into a case from outside it."""
+    from gpulint.fixes.placement import block_of, same_block
+    from gpulint.static import cuda_treesitter
+    from gpulint.static.lower import lower
+
+    source = (b"__global__ void k(float* p) { p[0] = 1; }\n"
+              b"void f(int m) {\n  float* d;\n  cudaMalloc(&d, 4);\n  switch (m) {\n  case 0:\n    k<<<1, 1>>>(d);\n"
+              b"    break;\n  }\n  if (m) { k<<<1, 1>>>(d); }\n  cudaFree(d);\n}\n")
+    unit, _ = lower(cuda_treesitter.parse("t.cu", source))
+    timeline = next(t for t in unit.timelines if t.name == "f")
+    at = source.find
+    body, cases, arm = at(b"{\n  float*"), at(b"{\n  case"), at(b"{ k<<<")
+    assert sorted(timeline.blocks) == [(body, len(source) - 1), (cases, at(b"}\n  if") + 1), (arm, at(b"}\n  cuda") + 1)]
+    assert block_of(timeline, at(b"case 0")) == (cases, at(b"}\n  if") + 1)
+    assert block_of(timeline, cases) == (body, len(source) - 1)  # the brace belongs to the block outside
+    alloc, launch, free = at(b"cudaMalloc"), at(b"k<<<1, 1>>>(d);\n    break"), at(b"cudaFree")
+    assert same_block(source, timeline, alloc, free, False)
+    assert not same_block(source, timeline, alloc, launch, False)
+    assert same_block(source, timeline, alloc, launch, False, inward="later")
+    assert not same_block(source, timeline, launch, free, False)

@@ -368,8 +368,10 @@ def directly_in(source: bytes, path: str, event: Event, loop: Loop, timeline: Ti
             return False
     if placement.is_python(path):
         return True
-    low, final = placement.braces(source[loop.stmt_start:event.stmt_start])
-    return low >= 0 and final == 1
+    # The block around the event opens inside the loop, right in the block the loop is in: the body.
+    body = placement.block_of(timeline, event.stmt_start)
+    return body is not None and loop.stmt_start < body[0] and \
+        placement.block_of(timeline, body[0]) == placement.block_of(timeline, loop.stmt_start)
 
 
 def declaration_in_loop(source: bytes, loop: Loop, name: str, before: int) -> tuple[int, int] | None:

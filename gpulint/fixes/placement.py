@@ -14,7 +14,6 @@ import re
 
 from gpulint.history import Event, Timeline
 
-_C_NOISE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # Words in a size or argument expression that are not names a fix must find in scope.
 _NOT_NAMES = frozenset({
@@ -125,74 +124,6 @@ def _trailing_comment(line: bytes) -> int | None:
     return next((i for i in code_positions(line) if line[i:i + 2] == b"//"), None)
 
 
-def braces(segment: bytes) -> tuple[int, int]:
-    """(lowest depth reached, final depth) walking `segment` forward, comments and strings ignored."""
-    depth = low = 0
-    for c in _C_NOISE.sub(b"", segment):
-        if c == 0x7B:
-            depth += 1
-        elif c == 0x7D:
-            depth -= 1
-            low = min(low, depth)
-    return low, depth
-
-
-class _BraceIndex:
-    """`braces(text[a:b])` for any a, b in O(log n): the braces of `text` outside comments and
-    strings, the depth after each, and a table of minima of those depths over runs of 1, 2, 4, ...
-    braces.  A fix builder asks about the stretch between a statement and where it goes, often
-    the whole function (a free before its closing brace): measured each time, a function with
-    thousands of fixes was quadratic.
-
-    Valid for a stretch whose ends are not inside a comment or string of the whole text (the
-    stretch then has the same comments and strings as the whole text there); `depths` says None
-    otherwise and the caller measures the slice itself."""
-
-    def __init__(self, text: bytes) -> None:
-        self.text = text
-        noise = [(m.start(), m.end()) for m in _C_NOISE.finditer(text)]
-        self.noise_starts = [start for start, _ in noise]
-        self.noise_ends = [end for _, end in noise]
-        self.positions: list[int] = []
-        self.depths: list[int] = []  # the depth after the brace at the same index
-        depth = k = 0
-        for m in re.finditer(rb"[{}]", text):
-            at = m.start()
-            while k < len(noise) and noise[k][1] <= at:
-                k += 1
-            if k < len(noise) and noise[k][0] <= at:
-                continue  # inside a comment or string
-            depth += 1 if text[at] == 0x7B else -1
-            self.positions.append(at)
-            self.depths.append(depth)
-        self.minima = [self.depths]
-        width = 1
-        while 2 * width <= len(self.depths):
-            previous = self.minima[-1]
-            self.minima.append(list(map(min, previous[:len(previous) - width], previous[width:])))
-            width *= 2
-
-    def _inside_noise(self, pos: int) -> bool:
-        k = bisect.bisect_left(self.noise_starts, pos) - 1  # the last comment or string starting before pos
-        return k >= 0 and self.noise_ends[k] > pos
-
-    def braces(self, start: int, end: int) -> tuple[int, int] | None:
-        """`braces(text[start:end])`, or None when an end lies inside a comment or string."""
-        if start >= end:
-            return 0, 0
-        if self._inside_noise(start) or self._inside_noise(end):
-            return None
-        lo = bisect.bisect_left(self.positions, start)
-        hi = bisect.bisect_left(self.positions, end)
-        if lo == hi:
-            return 0, 0
-        base = self.depths[lo - 1] if lo else 0
-        level = (hi - lo).bit_length() - 1
-        row = self.minima[level]
-        lowest = min(row[lo], row[hi - (1 << level)])
-        return min(0, lowest - base), self.depths[hi - 1] - base
-
-
 class _IndentIndex:
     """The least indentation of the code lines starting in any stretch of a Python source, in
     O(log n): the indentation of each line as `splitlines` cuts them (blank lines: none) and a
@@ -239,38 +170,37 @@ def _least_indent(source: bytes, start: int, end: int) -> float:
     return _indent_index.least(start, end)
 
 
-_SWAP_BRACES = bytes.maketrans(b"{}", b"}{")
-_brace_indexes: tuple[bytes, list] | None = None  # the source last asked about: [forward, backward]
+def block_of(timeline: Timeline, pos: int) -> tuple[int, int] | None:
+    """The innermost braced block of the scope around byte `pos` (a position at a brace belongs to
+    the block outside it), from the spans the frontend recorded; None outside every block."""
+    blocks = _sorted_blocks(timeline)
+    # Blocks nest: of those opening before `pos`, the last one still open there is the innermost.
+    for i in range(bisect.bisect_left(blocks, (pos, -1)) - 1, -1, -1):
+        start, end = blocks[i]
+        if start < pos < end:
+            return start, end
+    return None
 
 
-def _brace_index(source: bytes, backward: bool) -> _BraceIndex:
-    global _brace_indexes
-    if _brace_indexes is None or _brace_indexes[0] is not source:
-        _brace_indexes = (source, [None, None])
-    indexes = _brace_indexes[1]
-    if indexes[backward] is None:
-        indexes[backward] = _BraceIndex(source[::-1].translate(_SWAP_BRACES) if backward else source)
-    return indexes[backward]
+def _sorted_blocks(timeline: Timeline) -> list[tuple[int, int]]:
+    cached = getattr(timeline, "_cached_blocks", None)
+    if cached is None or cached[0] != len(timeline.blocks):
+        cached = (len(timeline.blocks), sorted(timeline.blocks))
+        timeline._cached_blocks = cached
+    return cached[1]
 
 
-def braces_between(source: bytes, start: int, end: int) -> tuple[int, int]:
-    """`braces(source[start:end])`, from an index of `source` built once."""
-    found = _brace_index(source, False).braces(start, end)
-    return found if found is not None else braces(source[start:end])
+def _within(inner: tuple[int, int] | None, outer: tuple[int, int] | None) -> bool:
+    return outer is None or (inner is not None and outer[0] <= inner[0] and inner[1] <= outer[1])
 
 
-def _braces_back(source: bytes, start: int, end: int) -> tuple[int, int]:
-    """`braces` of `source[start:end]` read backward with `{` and `}` swapped."""
-    n = len(source)
-    found = _brace_index(source, True).braces(n - end, n - start)
-    return found if found is not None else braces(source[start:end][::-1].translate(_SWAP_BRACES))
-
-
-def same_block(source: bytes, earlier: int, later: int, python: bool, inward: str = "") -> bool:
+def same_block(source: bytes, timeline: Timeline, earlier: int, later: int, python: bool, inward: str = "") -> bool:
     """The statement starting at `earlier` and the position `later` are in the same block.
 
     `inward="later"` allows `later` to be deeper (moving a statement down into a block it enters);
     `inward="earlier"` allows `earlier` to be deeper (moving a statement up into a block).
+    C/C++: span arithmetic over the blocks the frontend recorded.  Python: indentation, which is
+    what makes Python's blocks.
     """
     if earlier > later:
         return False
@@ -284,14 +214,12 @@ def same_block(source: bytes, earlier: int, later: int, python: bool, inward: st
         if inward == "earlier":
             return base >= target
         return base == target
-    low, final = braces_between(source, earlier, later)
+    first, second = block_of(timeline, earlier), block_of(timeline, later)
     if inward == "later":
-        return low >= 0 and final >= 0
-    # Walking back from `later`, the depth must not go below the start either.
-    back_low, back_final = _braces_back(source, earlier, later)
+        return _within(second, first)
     if inward == "earlier":
-        return back_low >= 0 and back_final >= 0
-    return low >= 0 and final == 0 and back_low >= 0
+        return _within(first, second)
+    return first == second
 
 
 def _extra(mover: Event, target: Event, timeline: Timeline, enter: frozenset) -> dict | None:
@@ -329,7 +257,7 @@ def before(source: bytes, path: str, mover: Event, target: Event, timeline: Time
     python = is_python(path)
     if anchor < mover.stmt_end or not starts_line(source, anchor) or not statement_boundary_before(source, anchor, python):
         return None
-    if not same_block(source, mover.stmt_start, anchor, python, inward="later" if enter else ""):
+    if not same_block(source, timeline, mover.stmt_start, anchor, python, inward="later" if enter else ""):
         return None
     return line_start(source, anchor), indentation(source, anchor)
 
@@ -360,7 +288,7 @@ def after(source: bytes, path: str, mover: Event, target: Event, timeline: Timel
     start, end = span
     if end > mover.stmt_start or not starts_line(source, start) or not ends_line(source, end, python):
         return None
-    if not same_block(source, start, mover.stmt_start, python, inward="earlier" if enter else ""):
+    if not same_block(source, timeline, start, mover.stmt_start, python, inward="earlier" if enter else ""):
         return None
     return line_after(source, end), indentation(source, start)
 
@@ -379,7 +307,7 @@ def after_in_block_of(source: bytes, path: str, owner: Event, target: Event, tim
     start, end = span
     if start < owner.stmt_start or not starts_line(source, start) or not ends_line(source, end, python):
         return None
-    if not same_block(source, owner.stmt_start, start, python, inward="later" if deeper_ok else ""):
+    if not same_block(source, timeline, owner.stmt_start, start, python, inward="later" if deeper_ok else ""):
         return None
     return line_after(source, end), indentation(source, start)
 

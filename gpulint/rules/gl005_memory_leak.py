@@ -140,14 +140,14 @@ def _free_before_exits(unit: Unit, h: ObjectHistory, leaks: list[Event],
             # The closing brace of the function: the allocation must be in its outermost block.
             pos = h.timeline.end_byte
             if pos is None or alloc.guards or alloc.loops or not placement.starts_line(source, pos) \
-                    or not placement.same_block(source, alloc.stmt_start, pos, False):
+                    or not placement.same_block(source, h.timeline, alloc.stmt_start, pos, False):
                 return None
             indent = placement.indentation(source, alloc.stmt_start).decode()
             edits.append(Edit(path, placement.line_start(source, pos), placement.line_start(source, pos),
                               f"{indent}{free}\n"))
             continue
         start, end = exit_.stmt_start, exit_.stmt_end
-        if start is None or end is None or not placement.same_block(source, alloc.stmt_start, start, False, "later"):
+        if start is None or end is None or not placement.same_block(source, h.timeline, alloc.stmt_start, start, False, "later"):
             return None  # the pointer's name may be out of scope there
         if placement.starts_line(source, start) and placement.statement_boundary_before(source, start, False):
             indent = placement.indentation(source, start).decode()

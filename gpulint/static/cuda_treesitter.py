@@ -346,6 +346,8 @@ class _Lowering:
                     case_block = s.Block(self.span(case), inner)
                     cases.append(s.If(self.span(case), s.case_condition(cond, labels, self.span(case)), case_block, None))
                     labels = []
+            if body is not None and body.type == "compound_statement":  # the braces hold the cases
+                return s.Block(self.span(node), [s.Block(self.span(body), cases)])
             return s.Block(self.span(node), cases)
         if kind == "return_statement":
             value = node.named_children[0] if node.named_children else None

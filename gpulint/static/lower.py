@@ -406,6 +406,8 @@ class _FunctionLowering(ScopeLowering):
         if block is None:
             return
         if isinstance(block, s.Block):
+            if self.source[block.span.start:block.span.start + 1] == b"{":
+                self.timeline.blocks.append((block.span.start, block.span.end))
             for stmt in block.stmts:
                 self.stmt(stmt)
         else:

@@ -383,6 +383,8 @@ class StatementLowering(LoweringCore):
                 current[2].append(st)
                 current[1] = max(current[1], st.span.end)
         close()
+        if body_c.kind == K.COMPOUND_STMT:  # the braces hold the cases
+            return s.Block(self.span(*r), [s.Block(self.cspan(body_c), cases)])
         return s.Block(self.span(*r), cases)
 
     def _span_over(self, r: tuple[int, int], *parts) -> s.Span:
