@@ -232,8 +232,9 @@ class Timeline:
     start_byte: int | None = None
     end_byte: int | None = None
     distance: Distance = Distance.LAUNCHES
-    # Byte ranges [start, end) of the scope's blocks (`{ ... }` from its brace), in the order the
-    # frontend met them: where a fix may put a statement is span arithmetic over these.
+    # Byte ranges [start, end) of the scope's blocks (`{ ... }` from its brace; a Python suite from
+    # its first statement), in the order the frontend met them: where a fix may put a statement is
+    # span arithmetic over these.
     blocks: list[tuple[int, int]] = field(default_factory=list)
     # A recorded run: every event happened, in this order, at these (Kahn) times; a static
     # scope's events are what may happen, in program order.

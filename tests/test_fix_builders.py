@@ -400,3 +400,23 @@ def test_placement_reads_the_blocks_the_frontend_recorded() -> None:
     assert not same_block(source, timeline, alloc, launch, False)
     assert same_block(source, timeline, alloc, launch, False, inward="later")
     assert not same_block(source, timeline, launch, free, False)
+
+
+def test_python_placement_reads_the_suites_the_frontend_recorded() -> None:
+    """A Python position belongs to the suite its line's first code is in; suites are the spans the
+    frontend recorded, not indentation read back from the text."""
+    from gpulint.fixes.placement import block_of, same_block
+    from gpulint.static.python import analyse
+
+    source = (b"import torch\n\ndef f(loader, n):\n    x = torch.zeros(n, device='cuda')\n    for b in loader:\n"
+              b"        y = b * 2\n    if n:\n        z = x + 1\n    return x\n")
+    unit, _ = analyse("t.py", source)
+    timeline = next(t for t in unit.timelines if t.name.endswith("f"))
+    at = source.find
+    body, loop, arm = (at(b"x = torch"), at(b"return x") + 8), (at(b"y = b"), at(b"* 2") + 3), (at(b"z = x"), at(b"+ 1") + 3)
+    assert sorted(timeline.blocks) == [body, loop, arm]
+    assert block_of(timeline, at(b"y = b"), python=True) == loop
+    assert same_block(source, timeline, at(b"x = torch"), at(b"    return"), True)  # from the line's start
+    assert not same_block(source, timeline, at(b"x = torch"), at(b"y = b"), True)
+    assert same_block(source, timeline, at(b"x = torch"), at(b"z = x"), True, inward="later")
+    assert not same_block(source, timeline, at(b"y = b"), at(b"z = x"), True)

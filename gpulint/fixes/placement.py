@@ -124,60 +124,16 @@ def _trailing_comment(line: bytes) -> int | None:
     return next((i for i in code_positions(line) if line[i:i + 2] == b"//"), None)
 
 
-class _IndentIndex:
-    """The least indentation of the code lines starting in any stretch of a Python source, in
-    O(log n): the indentation of each line as `splitlines` cuts them (blank lines: none) and a
-    table of minima over runs of 1, 2, 4, ... lines (scanning the lines between a statement and
-    where it goes, for each fix, made a file of many far-moving fixes quadratic)."""
-
-    def __init__(self, source: bytes) -> None:
-        self.starts: list[int] = []
-        indents: list[float] = []
-        at = 0
-        for line in source.splitlines(keepends=True):
-            self.starts.append(at)
-            at += len(line)
-            indents.append(len(line) - len(line.lstrip(b" \t")) if line.strip() else _NO_CODE)
-        self.minima = [indents]
-        width = 1
-        while 2 * width <= len(indents):
-            previous = self.minima[-1]
-            self.minima.append(list(map(min, previous[:len(previous) - width], previous[width:])))
-            width *= 2
-
-    def least(self, start: int, end: int) -> float:
-        """The least indentation of the code lines that start in [start, end)."""
-        lo = bisect.bisect_left(self.starts, start)
-        hi = bisect.bisect_left(self.starts, end)
-        if lo >= hi:
-            return _NO_CODE
-        level = (hi - lo).bit_length() - 1
-        row = self.minima[level]
-        return min(row[lo], row[hi - (1 << level)])
-
-
-_NO_CODE = float("inf")  # the indentation of a blank line: it constrains nothing
-_indent_index: _IndentIndex | None = None
-_indent_source: bytes | None = None
-
-
-def _least_indent(source: bytes, start: int, end: int) -> float:
-    """The least indentation of the lines of `source[start:end]` (`start` a line start, `end` just
-    after a line break) that hold more than blanks."""
-    global _indent_index, _indent_source
-    if _indent_source is not source:
-        _indent_index, _indent_source = _IndentIndex(source), source
-    return _indent_index.least(start, end)
-
-
-def block_of(timeline: Timeline, pos: int) -> tuple[int, int] | None:
-    """The innermost braced block of the scope around byte `pos` (a position at a brace belongs to
-    the block outside it), from the spans the frontend recorded; None outside every block."""
+def block_of(timeline: Timeline, pos: int, python: bool = False) -> tuple[int, int] | None:
+    """The innermost block of the scope around byte `pos`, from the spans the frontend recorded;
+    None outside every block.  A position at a brace belongs to the block outside it; a Python
+    suite begins with its first statement."""
     blocks = _sorted_blocks(timeline)
+    opened = bisect.bisect_right(blocks, (pos, float("inf"))) if python else bisect.bisect_left(blocks, (pos, -1))
     # Blocks nest: of those opening before `pos`, the last one still open there is the innermost.
-    for i in range(bisect.bisect_left(blocks, (pos, -1)) - 1, -1, -1):
+    for i in range(opened - 1, -1, -1):
         start, end = blocks[i]
-        if start < pos < end:
+        if (start <= pos if python else start < pos) and pos < end:
             return start, end
     return None
 
@@ -198,23 +154,16 @@ def same_block(source: bytes, timeline: Timeline, earlier: int, later: int, pyth
     """The statement starting at `earlier` and the position `later` are in the same block.
 
     `inward="later"` allows `later` to be deeper (moving a statement down into a block it enters);
-    `inward="earlier"` allows `earlier` to be deeper (moving a statement up into a block).
-    C/C++: span arithmetic over the blocks the frontend recorded.  Python: indentation, which is
-    what makes Python's blocks.
+    `inward="earlier"` allows `earlier` to be deeper (moving a statement up into a block).  Span
+    arithmetic over the blocks the frontend recorded; a Python position counts from the first code
+    of its line (a suite starts at its first statement, after the indentation).
     """
     if earlier > later:
         return False
     if python:
-        base = len(indentation(source, earlier))
-        target = len(indentation(source, later))
-        if _least_indent(source, line_after(source, earlier), line_start(source, later)) < min(base, target):
-            return False
-        if inward == "later":
-            return target >= base
-        if inward == "earlier":
-            return base >= target
-        return base == target
-    first, second = block_of(timeline, earlier), block_of(timeline, later)
+        earlier = line_start(source, earlier) + len(indentation(source, earlier))
+        later = line_start(source, later) + len(indentation(source, later))
+    first, second = block_of(timeline, earlier, python), block_of(timeline, later, python)
     if inward == "later":
         return _within(second, first)
     if inward == "earlier":

@@ -290,16 +290,13 @@ class _Scope(ScopeLowering):
         return stmt.start_byte, stmt.end_byte
 
     def run(self, body: list[Node]) -> None:
-        if self.node.type == "function_definition":
-            for n in _walk(self.node.child_by_field_name("body")):
-                if n.type == "identifier":
-                    key = self.text(n)
-                    self.name_counts[key] = self.name_counts.get(key, 0) + 1
-        else:
-            for n in _walk(self.node):
-                if n.type == "identifier":
-                    key = self.text(n)
-                    self.name_counts[key] = self.name_counts.get(key, 0) + 1
+        blocks = self.timeline.blocks  # every suite, for fixes: where a statement may go is span arithmetic
+        for n in _walk(self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node):
+            if n.type == "identifier":
+                key = self.text(n)
+                self.name_counts[key] = self.name_counts.get(key, 0) + 1
+            elif n.type == "block":
+                blocks.append((n.start_byte, n.end_byte))
         self.block(body)
         self.builder.finish(Location(self.m.path, self.node.end_point[0] + 1, 1), True, "end of scope")
 
