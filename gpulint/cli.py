@@ -88,6 +88,18 @@ def _config_options(command):
                         help="Use this configuration file (gpulint.toml or pyproject.toml) for every path.")(command)
 
 
+def _discovery_options(command):
+    """Which files a folder holds for gpulint, as in Ruff: `--extend-include`, `--no-respect-gitignore`,
+    `--force-exclude`."""
+    command = click.option("--force-exclude", is_flag=True,
+                           help="Apply exclude (and git's ignores) to files named on the command line too "
+                                "(for pre-commit).")(command)
+    command = click.option("--no-respect-gitignore", is_flag=True,
+                           help="Check files that .gitignore and .git/info/exclude ignore.")(command)
+    return click.option("--extend-include", multiple=True, metavar="GLOB",
+                        help="Also check files matching these globs (read as CUDA unless .py), e.g. '*.cpp.Cuda'.")(command)
+
+
 def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
             errors: int = 0, hidden: str = "") -> None:
     """Write findings in a format (or per-rule counts) to stdout or `output`."""
@@ -155,6 +167,7 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
+@_discovery_options
 @_report_options
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=None, help="Files analysed in parallel [default: all cores].")
 @click.option("--frontend", type=click.Choice(FRONTENDS), default=None, help="CUDA parser [default: auto].")
@@ -166,13 +179,14 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--min-bytes", default=None, metavar="BYTES",
               help="With --confirm: hide the run's own findings at sites below this many bytes [default: 1MiB].")
 @_config_options
-def check(paths, select, extend_select, ignore, exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
+def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
           compile_commands, verbose, no_cache, confirm_trace, min_bytes, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
 
     resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
-                          "threshold": threshold, "jobs": jobs, "frontend": frontend,
+                          "extend_include": extend_include, "no_respect_gitignore": no_respect_gitignore,
+                          "force_exclude": force_exclude, "threshold": threshold, "jobs": jobs, "frontend": frontend,
                           "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes},
                          config_file, isolated)
     settings = resolver.base
@@ -219,10 +233,12 @@ def _exit_code(findings: list, errors: list[str], exit_zero: bool) -> int:
 @click.option("--select", multiple=True, help="Rule codes or prefixes whose fixes to apply.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave alone.")
 @click.option("--exclude", multiple=True, help="Glob patterns of files or folders to skip.")
+@_discovery_options
 @click.option("--from-sarif", "from_sarif", type=click.Path(dir_okay=False),
               help="Apply the fixes recorded in this SARIF file (paths relative to the current folder).")
 @_config_options
-def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_sarif, config_file, isolated) -> None:
+def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, extend_include, no_respect_gitignore,
+        force_exclude, from_sarif, config_file, isolated) -> None:
     """Apply suggested fixes (safe ones; --unsafe-fixes adds unsafe ones)."""
     import difflib
 
@@ -240,7 +256,9 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, from_
         fixed, errors = None, []
     diagnostics: list[str] = []
     if fixed is None:
-        resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude}, config_file, isolated)
+        resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude, "extend_include": extend_include,
+                              "no_respect_gitignore": no_respect_gitignore, "force_exclude": force_exclude},
+                             config_file, isolated)
         fixed, diagnostics, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
     _diagnose(diagnostics, [], errors, False)
     changed = [f for f in fixed if f.after != f.before]

@@ -56,6 +56,10 @@ class Settings:
     # (glob, codes): codes not reported in files matching the glob (relative to `root`).
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
+    # Globs of files to check beyond the known suffixes (`*.cpp.Cuda`): read as CUDA unless `.py`.
+    extend_include: tuple[str, ...] = ()
+    respect_gitignore: bool = True  # skip what git ignores (.gitignore, .git/info/exclude)
+    force_exclude: bool = False  # `exclude` (and git's ignores) apply to files named on the command line too
     thresholds: dict[str, int] = field(default_factory=dict)
     frontend: str = "auto"
     compile_commands: str | None = None
@@ -112,7 +116,9 @@ _KEYS = {"select": "a list of rule codes", "extend-select": "a list of rule code
          "threshold": "a table of rule code = integer", "frontend": f"one of {', '.join(FRONTENDS)}",
          "compile-commands": "a path to compile_commands.json", "jobs": "a non-negative integer",
          "max-file-size": "a positive number of bytes", "reuse-tolerance": "a fraction in [0, 1)",
-         "min-bytes": 'a number of bytes (an integer, or a string such as "64 KiB")'}
+         "min-bytes": 'a number of bytes (an integer, or a string such as "64 KiB")',
+         "extend-include": "a list of glob patterns", "respect-gitignore": "true or false",
+         "force-exclude": "true or false"}
 
 
 def find_config(start: Path) -> Path | None:
@@ -210,8 +216,12 @@ def _file_values(path: Path, table: dict[str, Any], known: list[str], threshold_
         try:
             if key in ("select", "extend-select", "ignore"):
                 out[key.replace("-", "_")] = validate_codes(strings(key), known, key)
-            elif key == "exclude":
-                out["exclude"] = strings(key)
+            elif key in ("exclude", "extend-include"):
+                out[key.replace("-", "_")] = strings(key)
+            elif key in ("respect-gitignore", "force-exclude"):
+                if not isinstance(value, bool):
+                    raise bad(key, value)
+                out[key.replace("-", "_")] = value
             elif key == "per-file-ignores":
                 if not isinstance(value, dict):
                     raise bad(key, value)
@@ -266,6 +276,12 @@ def _cli_values(cli: dict[str, Any], known: list[str], threshold_codes: list[str
             out[key] = validate_codes(_as_tuple(cli[key]), known, option)
     if cli.get("exclude"):
         out["exclude"] = _as_tuple(cli["exclude"])
+    if cli.get("extend_include"):
+        out["extend_include"] = _as_tuple(cli["extend_include"])
+    if cli.get("no_respect_gitignore"):
+        out["respect_gitignore"] = False
+    if cli.get("force_exclude"):
+        out["force_exclude"] = True
     if cli.get("threshold"):
         out["thresholds"] = parse_thresholds(list(cli["threshold"]), known, threshold_codes)
     if cli.get("frontend"):

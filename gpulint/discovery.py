@@ -10,9 +10,10 @@ import stat
 from pathlib import Path
 
 from gpulint.config import Resolver, Settings
+from gpulint.gitignore import GitIgnore
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
-CXX_SUFFIXES = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
+CXX_SUFFIXES = {".c", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
 PYTHON_SUFFIXES = {".py", ".pyi"}
 # A Python file is GPU code when it mentions one of the frameworks gpulint understands.
 _PYTHON_MARKERS = re.compile(rb"\b(torch|cupy|numba|cuda)\b")
@@ -52,13 +53,19 @@ def _special_file(path: Path) -> str | None:
 def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Path], list[str], list[str]]:
     """Files to check, in a stable order; diagnostics for files skipped inside folders; errors for
     paths named on the command line that cannot be checked (missing, a FIFO, a device: the run
-    exits 2, since a typo must not pass as a clean run).  Each folder's `exclude` comes from the
-    configuration nearest to it; files named on the command line are always checked."""
+    exits 2, since a typo must not pass as a clean run).  Each folder's `exclude`, `extend-include`
+    and `respect-gitignore` come from the configuration nearest to it; files named on the command
+    line are always checked, unless `force-exclude` applies the excludes to them too."""
     resolver = resolver_of(settings)
     files: list[Path] = []
     diagnostics: list[str] = []
     errors: list[str] = []
     seen: set[Path] = set()
+    git = GitIgnore()
+
+    def excluded(path: Path, here: Settings, is_dir: bool = False) -> bool:
+        return here.matches(path, here.exclude) or (here.respect_gitignore and git.ignored(path, is_dir))
+
     for raw in paths:
         root = Path(raw)
         if not root.exists() and not root.is_symlink():
@@ -66,9 +73,10 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
             continue
         if not root.is_dir():
             why = _special_file(root)
+            named = resolver.for_path(root)
             if why is not None:
                 errors.append(f"{raw}: {why}")
-            elif root not in seen:
+            elif root not in seen and not (named.force_exclude and excluded(root, named)):
                 seen.add(root)
                 files.append(root)
             continue
@@ -78,14 +86,15 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
             dirnames[:] = sorted(
                 d for d in dirnames
                 if not d.startswith(".") and d not in SKIPPED_DIRS and not d.startswith("cmake-build")
-                and not here.matches(base / d, here.exclude)
+                and not excluded(base / d, here, is_dir=True)
             )
             for name in sorted(filenames):
                 candidate = base / name
                 suffix = candidate.suffix.lower()
-                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES and suffix not in PYTHON_SUFFIXES:
+                if suffix not in CUDA_SUFFIXES and suffix not in CXX_SUFFIXES and suffix not in PYTHON_SUFFIXES \
+                        and not (here.extend_include and here.matches(candidate, here.extend_include)):
                     continue
-                if name.startswith(".") or here.matches(candidate, here.exclude) or candidate in seen:
+                if name.startswith(".") or candidate in seen or excluded(candidate, here):
                     continue
                 why = _special_file(candidate)
                 if why is not None:
