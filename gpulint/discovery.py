@@ -133,11 +133,24 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | Non
         return data, "file is empty"
     if b"\x00" in data[:8192]:
         return data, "file is binary"
+    return data, None
+
+
+def readable(data: bytes) -> tuple[bytes, str | None]:
+    """Bytes every frontend can read, and a note when they had to change.  A file that is not UTF-8
+    (a Latin-1 comment, a Windows-1252 string) is read with each undecodable byte as `?`: same
+    length, so every offset, line and column still points into the file as it is."""
     try:
         data.decode("utf-8")
+        return data, None
     except UnicodeDecodeError as exc:
-        return data, f"not valid UTF-8 (byte {exc.start})"
-    return data, None
+        first = exc.start
+    text = data.decode("utf-8", errors="replace")
+    if len(text.encode("utf-8")) == len(data) + 2 * text.count("\ufffd"):  # each bad byte became one U+FFFD
+        fixed = text.replace("\ufffd", "?").encode("utf-8")
+    else:  # a bad sequence of several bytes became one U+FFFD: map byte by byte instead
+        fixed = bytes(b if b < 0x80 else 0x3F for b in data)
+    return fixed, f"not valid UTF-8 (byte {first}): read with undecodable bytes as `?`; fixes are not applied to it"
 
 
 def _size(path: Path) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpulint.cache import CACHE_DIR, ResultCache
 from gpulint.config import Resolver, Settings
-from gpulint.discovery import discover, display_path, is_gpu_source, read_source, resolver_of
+from gpulint.discovery import discover, display_path, is_gpu_source, read_source, readable, resolver_of
 from gpulint.findings import Finding
 from gpulint.history import Unit
 from gpulint.results import FileResult, Report
@@ -84,6 +84,9 @@ def check_file(path: Path, settings: Settings, codes: list[str],
             return result  # a C/C++ file with no CUDA in it is not ours to judge, readable or not
         if why is not None or data is None:
             return _unreadable(result, display, why or "cannot read")
+        data, note = readable(data)
+        if note is not None:
+            result.diagnostics.append(f"{display}: {note}")
     except Exception as exc:  # reading must not lose the other files either
         internal_error(result, display, "reading", exc, settings)
         return result

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulint.config import Resolver, Settings
-from gpulint.discovery import discover, display_path, is_gpu_source, is_python_source, read_source, resolver_of
+from gpulint.discovery import discover, display_path, is_gpu_source, is_python_source, read_source, readable, resolver_of
 from gpulint.engine import analyse_source, compile_database_errors, internal_error
 from gpulint.findings import Finding
 from gpulint.results import FileResult
@@ -53,6 +53,8 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     data, why = read_source(path, settings)
     if data is None or why is not None or not is_gpu_source(path, data):
         return None
+    if readable(data)[1] is not None:  # edits would carry `?` for the bytes it could not decode
+        return FixedFile(path, display, data, data, 0, [], problem="not valid UTF-8; left untouched")
     original_parses = still_parses(path, data)
     ending = line_ending(data).decode()
     current = data

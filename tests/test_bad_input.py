@@ -40,7 +40,7 @@ def test_bad_files_are_reported_and_others_still_analysed(tmp_path: Path) -> Non
     gl900 = {f["filename"]: f["message"] for f in findings if f["code"] == "GL900"}
     assert "empty.cu" in gl900 and "empty" in gl900["empty.cu"]
     assert "binary" in gl900["binary.cu"]
-    assert "UTF-8" in gl900["latin1.cu"]
+    assert "latin1.cu" not in gl900  # read with a fallback: a note on stderr, not a finding
     assert "dangling.cu" in gl900
     if os.geteuid() != 0:  # root reads anything
         assert "secret.cu" in gl900
@@ -109,3 +109,21 @@ def test_python_garbage_does_not_crash(tmp_path: Path, text: str) -> None:
     result = check(tmp_path)
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert result.exit_code in (0, 1)
+
+
+def test_a_latin1_file_is_analysed_and_left_unfixed(tmp_path: Path) -> None:
+    """Not UTF-8 (a Latin-1 comment): analysed with the undecodable bytes read as `?` (lines and
+    columns unchanged), said once on stderr; `fix` leaves it untouched rather than write `?` back."""
+    source = "// r\xe9sum\xe9 of the run\n" + LATE_FREE
+    (tmp_path / "latin1.cu").write_bytes(source.encode("latin-1"))
+    result = check(tmp_path)
+    findings = _findings(result)
+    assert {f["code"] for f in findings} == {"GL002", "GL003"}, findings
+    said = [line for line in result.stderr.splitlines() if "latin1.cu" in line]
+    assert len(said) == 1 and "latin1.cu: not valid UTF-8 (byte 4): read with undecodable bytes as `?`" in said[0]
+    before = (tmp_path / "latin1.cu").read_bytes()
+    from test_cli import run
+
+    fixed = run("fix", "--isolated", "--apply", "--unsafe-fixes", "latin1.cu", cwd=tmp_path)
+    assert (tmp_path / "latin1.cu").read_bytes() == before
+    assert "not valid UTF-8; left untouched" in fixed.output

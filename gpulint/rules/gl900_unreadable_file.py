@@ -12,7 +12,7 @@ def unreadable_file(display: str, why: str, row: int = 1, column: int = 1) -> It
     """
     ## What it does
     Reports a file that gpulint was asked to check but could not analyse: it cannot be read
-    (permissions, a broken link), is binary, is not UTF-8, is empty, or is larger than
+    (permissions, a broken link), is binary, is empty, or is larger than
     `max-file-size`; or it does not parse: a Python file Python cannot compile (the finding
     carries Python's message and points at its line; the scopes the error breaks are not
     analysed, the others are), or a CUDA file in which no function parses (at the first syntax
@@ -23,10 +23,10 @@ def unreadable_file(display: str, why: str, row: int = 1, column: int = 1) -> It
     it in every output format (and in SARIF) keeps the gap visible in CI.
 
     ## Example
-    A `kernels.cu` saved in Latin-1, an empty `stub.cu`, or a `train.py` with `def step(:`.
+    A `kernels.cu` that is a binary, an empty `stub.cu`, or a `train.py` with `def step(:`.
 
     ## Use instead
-    Save sources as UTF-8, fix the syntax error, exclude generated or binary files with
+    Fix the syntax error, exclude generated or binary files with
     `--exclude`, or raise `max-file-size`. A CUDA file that compiles but that gpulint's parser
     cannot follow (heavy macros) can be silenced with `// gpulint: ignore-file[GL900]`.
 
