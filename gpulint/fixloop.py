@@ -54,7 +54,8 @@ def fix_file(path: Path, settings: Settings, codes: list[str], unsafe: bool, max
     if data is None or why is not None or not is_gpu_source(path, data):
         return None
     if readable(data)[1] is not None:  # edits would carry `?` for the bytes it could not decode
-        return FixedFile(path, display, data, data, 0, [], problem="not valid UTF-8; left untouched")
+        return FixedFile(path, display, data, data, 0, [], withheld=["not valid UTF-8: left untouched (its fixes "
+                                                                     "would write `?` for the bytes not decoded)"])
     original_parses = still_parses(path, data)
     ending = line_ending(data).decode()
     current = data

@@ -126,4 +126,4 @@ def test_a_latin1_file_is_analysed_and_left_unfixed(tmp_path: Path) -> None:
 
     fixed = run("fix", "--isolated", "--apply", "--unsafe-fixes", "latin1.cu", cwd=tmp_path)
     assert (tmp_path / "latin1.cu").read_bytes() == before
-    assert "not valid UTF-8; left untouched" in fixed.output
+    assert fixed.exit_code == 0 and "latin1.cu: not valid UTF-8: left untouched" in fixed.output
