@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import ObjectHistory, Unit, UseSpan
+from gpulint.history import Access, Event, ObjectHistory, Unit
 from gpulint.rules.common import lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -130,14 +130,29 @@ def _compatible_keys(keys: list[tuple], objects: list[ObjectHistory], tolerance:
             for a in sizes}
 
 
+def _live(h: ObjectHistory) -> tuple[tuple[int, Event], tuple[int, Event]]:
+    """When `h`'s contents start and stop mattering, with the events that say so: its first use (the
+    writes that initialise it move down with its allocation), and its last use or read (a copy back
+    to the host after the last launch still needs the data: reusing the buffer before it would
+    overwrite what the host is about to read)."""
+    spans = h.use_spans()
+    first = (spans[0].start, spans[0].first.event)
+    last = (spans[-1].end, spans[-1].last.event)
+    for touch in h.touches:
+        if touch.access & Access.READ and not touch.by_alloc:
+            end = h.use_span(touch)[1]
+            if end > last[0]:
+                last = (end, touch.event)
+    return first, last
+
+
 def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Finding]:
-    spans: dict[int, tuple[UseSpan, UseSpan]] = {}
+    spans: dict[int, tuple[tuple[int, Event], tuple[int, Event]]] = {}
     entries: list[tuple[int, int, int, ObjectHistory]] = []
     for h in objects:
-        s = h.use_spans()
-        spans[id(h)] = (s[0], s[-1])
-        entries.append((s[0].start, 0, h.alloc.t, h))  # its first use
-        entries.append((s[-1].end, 1, h.alloc.t, h))  # its last use; on ties a "last" sorts after a "first"
+        first, last = spans[id(h)] = _live(h)
+        entries.append((first[0], 0, h.alloc.t, h))  # its first access
+        entries.append((last[0], 1, h.alloc.t, h))  # its last use or read; on ties a "last" sorts after a "first"
     entries.sort(key=lambda e: (e[0], e[1], e[2]))
     # Walking from the tail, the objects still Initial are exactly those whose "last" entry lies
     # left of the current position; they are kept per size (sorted positions), so the nearest
@@ -173,8 +188,8 @@ def _one_pass(objects: list[ObjectHistory], tolerance: float) -> Iterator[Findin
         position, key, j = choice
         released[key].set(j, -1.0)  # chosen for reuse: never again
         other = entries[position][3]
-        first_use = spans[id(h)][0].first.event
-        last_use = spans[id(other)][1].last.event
+        first_use = spans[id(h)][0][1]
+        last_use = spans[id(other)][1][1]
         free = other.first_free()
         here = h.alloc.location
         freed = f"freed at {line(free.location, here)}" if free is not None else "never freed"
