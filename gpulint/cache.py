@@ -63,7 +63,7 @@ class ResultCache:
             if data.get("key") != key:
                 return None
             result = FileResult(data["path"], [finding_from_dict(f) for f in data["findings"]],
-                                list(data["diagnostics"]), list(data["notes"]))
+                                list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
         self.hits += 1
@@ -73,7 +73,7 @@ class ResultCache:
         if not self.usable:
             return
         entry = {"key": key, "path": result.path, "findings": [finding_to_dict(f) for f in result.findings],
-                 "diagnostics": result.diagnostics, "notes": result.notes}
+                 "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed}
         try:
             self._prepare()
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")

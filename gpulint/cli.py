@@ -115,7 +115,7 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
     else:
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors, hidden=hidden), output,
                color)
-    if hidden and (statistics or fmt != "text"):
+    if hidden and (statistics or fmt not in ("text", "concise")):  # those two say it in their summary line
         click.echo(f"gpulint: {hidden}", err=True)
 
 
@@ -197,7 +197,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
-            len(report.errors))
+            len(report.errors), hidden=report.unanalysed_summary())
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
 
 

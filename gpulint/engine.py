@@ -105,6 +105,7 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         unit, skipped, unparsable = frontends.lower(parsed)
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
+        result.unanalysed = list(skipped)
         phase = "checking"
         findings = analyse_unit(unit, codes, settings, result, display)
         if unparsable is not None:
@@ -185,14 +186,16 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
             store.put(display_path(work[i][0]), keys[i], result)
     findings: list[Finding] = []
     notes: list[str] = []
+    unanalysed: list[tuple[str, str]] = []
     for r, (_, _, codes) in zip(results, work):
         assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)
         notes.extend(r.notes)
         errors.extend(r.errors)
+        unanalysed.extend((r.path, name) for name in r.unanalysed)
     findings.sort(key=Finding.sort_key)
-    return Report(findings, diagnostics, notes, len(files), errors)
+    return Report(findings, diagnostics, notes, len(files), errors, unanalysed)
 
 
 def compile_database_errors(all_settings) -> list[str]:

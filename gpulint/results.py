@@ -17,6 +17,8 @@ class FileResult:
     notes: list[str] = field(default_factory=list)  # shown with -v
     # gpulint's own failures (a bug, not the user's code): one line each; the run exits 2.
     errors: list[str] = field(default_factory=list)
+    # Functions (scopes) skipped whole for parse errors: the summary counts them, -v names them.
+    unanalysed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -26,3 +28,12 @@ class Report:
     notes: list[str]
     files: int
     errors: list[str] = field(default_factory=list)  # internal errors and unusable input: exit 2
+    unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, function) skipped for parse errors
+
+    def unanalysed_summary(self) -> str:
+        """`3 functions in 2 files were not analysed (parse errors); -v lists them`, or ""."""
+        if not self.unanalysed:
+            return ""
+        n, files = len(self.unanalysed), len({path for path, _ in self.unanalysed})
+        return (f"{n} function{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} "
+                f"{'was' if n == 1 else 'were'} not analysed (parse errors); -v lists them.")

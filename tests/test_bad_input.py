@@ -127,3 +127,19 @@ def test_a_latin1_file_is_analysed_and_left_unfixed(tmp_path: Path) -> None:
     fixed = run("fix", "--isolated", "--apply", "--unsafe-fixes", "latin1.cu", cwd=tmp_path)
     assert (tmp_path / "latin1.cu").read_bytes() == before
     assert fixed.exit_code == 0 and "latin1.cu: not valid UTF-8: left untouched" in fixed.output
+
+
+def test_functions_skipped_for_parse_errors_are_counted(tmp_path: Path) -> None:
+    """A function with a parse error is skipped whole; the summary says how many, -v names them, and
+    a cached result says it again."""
+    (tmp_path / "broken.cu").write_text(
+        "__global__ void k(float* p) { p[0] = 1; }\nvoid good() {\n  float* d;\n  cudaMalloc(&d, 64);\n"
+        "  k<<<1, 1>>>(d);\n}\nvoid bad() {\n  float* e;\n  cudaMalloc(&e, 64);\n  k<<<1, 1>>>(e ;\n}\n")
+    from test_cli import run
+
+    for _ in range(2):  # the second run reads the cache
+        result = run("check", "--isolated", "broken.cu", cwd=tmp_path)
+        assert "Found 1 finding in 1 file (GL005 ×1). 1 function in 1 file was not analysed (parse errors); " \
+               "-v lists them." in result.output, result.output
+    verbose = run("check", "--isolated", "-v", "broken.cu", cwd=tmp_path)
+    assert "broken.cu: `bad` has parse errors" in verbose.output
