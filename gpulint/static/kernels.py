@@ -45,6 +45,8 @@ def pointer_roots(expr: s.Expr | None) -> set[str]:
         return pointer_roots(expr.left) | pointer_roots(expr.right)
     if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
         return pointer_roots(expr.operand.base)
+    if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Member) and expr.operand.arrow:
+        return pointer_roots(expr.operand.base)  # `&p->f` points into *p
     root = pointer_root(expr)
     return {root} if root is not None else set()
 
@@ -162,6 +164,8 @@ class _BodyScan:
                 inner = node.operand
                 if isinstance(inner, s.Index):
                     self.expr(inner.index, Access.READ)
+                    if not isinstance(inner.base, s.Name):
+                        self.expr(inner.base, Access.READ)  # `&p->data[i]` loads `p->data` through p
                     return
                 self.expr(inner, Access.NONE)
                 return
@@ -199,11 +203,32 @@ class _BodyScan:
                 else:
                     # atomics and unknown device functions: read and write.
                     self.record(param, Access.READ | Access.WRITE)
-            inner = arg.operand.index if isinstance(arg, s.Unary) and arg.op == "&" and isinstance(arg.operand, s.Index) else None
-            if inner is not None:
-                self.expr(inner, Access.READ)
-            elif not param:
+            if isinstance(arg, s.Unary) and arg.op == "&" and isinstance(arg.operand, s.Index):
+                self.expr(arg.operand.index, Access.READ)
+                if not isinstance(arg.operand.base, s.Name):
+                    self.expr(arg.operand.base, Access.READ)  # `&p->data[i]` loads `p->data` through p
+            elif param:
+                self.offsets(arg)
+            else:
                 self.expr(arg, Access.READ)
+
+    def offsets(self, pointer: s.Expr) -> None:
+        """What a pointer expression reads besides the pointer it starts from: `base + idx[i]`
+        reads `idx`."""
+        if isinstance(pointer, s.Binary) and pointer.op in ("+", "-"):
+            for side in (pointer.left, pointer.right):
+                if pointer_roots(side):
+                    self.offsets(side)
+                else:
+                    self.expr(side, Access.READ)
+        elif isinstance(pointer, s.Cast):
+            self.offsets(pointer.operand)
+        elif isinstance(pointer, s.Other) and pointer.kind == "paren" and len(pointer.children) == 1:
+            self.offsets(pointer.children[0])
+        elif isinstance(pointer, s.Conditional):
+            self.expr(pointer.cond, Access.READ)
+            self.offsets(pointer.then)
+            self.offsets(pointer.orelse)
 
 
 def summarize(functions: list[s.Function]) -> dict[str, list[KernelSummary]]:
