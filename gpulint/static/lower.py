@@ -10,6 +10,7 @@ uses and frees inside it.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
@@ -231,6 +232,21 @@ class _Bindings(Bindings):
         """Bound names that start with `name.` (the members of a struct variable)."""
         prefix = name + "."
         return [key for key in self._members.get(name.split(".", 1)[0], ()) if key.startswith(prefix)]
+
+
+# Parameter types that are values, never structs carrying pointers.
+_SCALAR_TYPES = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|float|double|char|short|long|long long|bool|"
+                           r"size_t|ptrdiff_t|u?int(?:8|16|32|64)_t|half|__half|dim3|float[234]|int[234])$")
+
+
+def _temporary_struct(arg: s.Expr, summaries: list, index: int) -> bool:
+    """`arg` builds a struct by value (`View<float>(a, n)`) for a kernel parameter that is one."""
+    arg = s.strip_parens_and_casts(arg)
+    if not isinstance(arg, s.Call) or arg.launch is not None or not summaries:
+        return False
+    params = [k.params[index] for k in summaries if index < len(k.params)]
+    return bool(params) and all(not p.is_pointer and "&" not in p.type and not _SCALAR_TYPES.match(p.type.strip())
+                                for p in params)
 
 
 class _FunctionLowering(ScopeLowering):
@@ -857,6 +873,12 @@ class _FunctionLowering(ScopeLowering):
                 access = Access.READ | Access.WRITE
             if oids and access:
                 self.touch(oids, Touch(event, access, use=True))
+            elif _temporary_struct(arg, summaries, i):
+                # `k<<<g, b>>>(View<float>(a, n))`: a temporary built from `a` carries it into the kernel,
+                # which may use it through any member (as an aggregate `Pair{a, b}` does).
+                carried = set().union(*(self.refs(a) for a in s.strip_parens_and_casts(arg).args))
+                if carried:
+                    self.touch(carried, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
             self.note_member_use(arg, event, access)
 
     def note_member_use(self, arg: s.Expr, event: Event, access: Access) -> None:

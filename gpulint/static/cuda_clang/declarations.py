@@ -172,7 +172,9 @@ class DeclarationLowering(LoweringCore):
                  and (self.rng(k) or (-1, -1))[0] >= start}
         is_kernel = K.CUDAGLOBAL_ATTR in attrs
         is_device = K.CUDADEVICE_ATTR in attrs and K.CUDAHOST_ATTR not in attrs
-        name = c.spelling
+        # A class template's constructor is spelled `View<T>` by clang, `View` in the source (and by
+        # tree-sitter): the name as written.
+        name = c.spelling.split("<", 1)[0] if c.kind == K.CONSTRUCTOR else c.spelling
         name_span = self._name_span(c, start)
         qualname = "::".join(self._qualifiers(c) + [name])
         params = [self.param(p) for p in kids if p.kind == K.PARM_DECL]
