@@ -63,6 +63,10 @@ class Settings:
     thresholds: dict[str, int] = field(default_factory=dict)
     frontend: str = "auto"
     compile_commands: str | None = None
+    # The preprocessor's view of a build (`-D`/`-I` when there is no compile database): macros
+    # defined (NAME or NAME=VALUE) and folders searched for `#include "..."`, relative to `root`.
+    defines: tuple[str, ...] = ()
+    include_paths: tuple[str, ...] = ()
     jobs: int = 0  # 0: all cores
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     reuse_tolerance: float = 0.10
@@ -103,7 +107,7 @@ class Settings:
     def fingerprint(self) -> str:
         """What about these settings changes a file's findings (for the result cache)."""
         return repr((self.frontend, self.compile_commands, sorted(self.thresholds.items()), self.reuse_tolerance,
-                     self.max_file_size))
+                     self.max_file_size, self.defines, self.include_paths))
 
 
 def _matches(code: str, patterns: tuple[str, ...]) -> bool:
@@ -118,7 +122,8 @@ _KEYS = {"select": "a list of rule codes", "extend-select": "a list of rule code
          "max-file-size": "a positive number of bytes", "reuse-tolerance": "a fraction in [0, 1)",
          "min-bytes": 'a number of bytes (an integer, or a string such as "64 KiB")',
          "extend-include": "a list of glob patterns", "respect-gitignore": "true or false",
-         "force-exclude": "true or false"}
+         "force-exclude": "true or false", "defines": "a list of NAME or NAME=VALUE strings",
+         "include-paths": "a list of folders"}
 
 
 def find_config(start: Path) -> Path | None:
@@ -218,6 +223,10 @@ def _file_values(path: Path, table: dict[str, Any], known: list[str], threshold_
                 out[key.replace("-", "_")] = validate_codes(strings(key), known, key)
             elif key in ("exclude", "extend-include"):
                 out[key.replace("-", "_")] = strings(key)
+            elif key == "defines":
+                out["defines"] = strings(key)
+            elif key == "include-paths":
+                out["include_paths"] = tuple(str((root / folder).resolve()) for folder in strings(key))
             elif key in ("respect-gitignore", "force-exclude"):
                 if not isinstance(value, bool):
                     raise bad(key, value)

@@ -1,0 +1,121 @@
+"""The build as the preprocessor sees it: which macros are defined and where `#include "x"` looks.
+
+Both come from the file's compile database entry (`-D`, `-U`, `-I`, `-iquote`) when there is one,
+and from the `defines` / `include-paths` settings otherwise (or as well).  Only quoted includes
+that resolve to a file are followed: a system header (`<cuda_runtime.h>`) is never read, as its
+macros are not the project's and reading the toolkit's headers for every file would cost more
+than the whole analysis.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gpulint.config import Settings
+
+# `#include "name"` at the start of a line (not `<name>`: system headers are not followed).
+_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+# Macros nvcc defines in the host pass that programs test (`#ifdef __CUDACC__`); `__CUDA_ARCH__`
+# is left undefined, as in the host pass the allocations and launches belong to.
+PREDEFINED = {"__CUDACC__": "1", "__NVCC__": "1", "__cplusplus": "201703L", "CUDART_VERSION": "13000",
+              "__CUDACC_VER_MAJOR__": "13", "__CUDACC_VER_MINOR__": "0"}
+
+
+@dataclass(frozen=True)
+class BuildView:
+    """Macros defined before the first line (name -> replacement text) and the include folders."""
+
+    defines: tuple[tuple[str, str], ...] = ()
+    undefines: tuple[str, ...] = ()
+    include_paths: tuple[str, ...] = ()
+
+    def initial_macros(self) -> dict[str, str]:
+        macros = dict(PREDEFINED)
+        macros.update(self.defines)
+        for name in self.undefines:
+            macros.pop(name, None)
+        return macros
+
+
+def parse_define(text: str) -> tuple[str, str]:
+    """`NAME=VALUE` -> (NAME, VALUE); `NAME` -> (NAME, "1"), as `-D` reads them."""
+    name, sep, value = text.partition("=")
+    return name.strip(), value if sep else "1"
+
+
+def build_view(path: Path, settings: Settings) -> BuildView:
+    """What `path` is built with: its compile database entry's macros and include folders, then
+    the settings' `defines` and `include-paths`."""
+    defines = [parse_define(d) for d in settings.defines]
+    undefines: list[str] = []
+    folders: list[str] = []
+    if settings.compile_commands:
+        from gpulint.static import compile_db
+
+        try:
+            args = compile_db.load(settings.compile_commands).args_for(str(path)) or []
+        except compile_db.CompileDatabaseError:
+            args = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            for flag in ("-D", "-U", "-I", "-iquote"):
+                if arg == flag and i + 1 < len(args):
+                    value = args[i + 1]
+                    i += 1
+                elif arg.startswith(flag) and len(arg) > len(flag):
+                    value = arg[len(flag):]
+                else:
+                    continue
+                if flag == "-D":
+                    defines.insert(0, parse_define(value))
+                elif flag == "-U":
+                    undefines.append(value)
+                else:
+                    folders.append(value)
+                break
+            i += 1
+    folders.extend(settings.include_paths)
+    return BuildView(tuple(defines), tuple(undefines), tuple(dict.fromkeys(folders)))
+
+
+def local_includes(source: bytes) -> list[tuple[str, int]]:
+    """Each `#include "name"` of the text: the name and the offset of its line."""
+    return [(m.group(1).decode("utf-8", "replace"), m.start()) for m in _LOCAL_INCLUDE.finditer(source)]
+
+
+def resolve(name: str, including: Path, include_paths: tuple[str, ...]) -> Path | None:
+    """Where `#include "name"` in `including` finds its file: the including file's folder first,
+    then each include folder, as compilers search quoted includes."""
+    for folder in (str(including.parent), *include_paths):
+        candidate = os.path.join(folder, name)
+        if _is_file(candidate):
+            return Path(os.path.normpath(candidate))
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _is_file(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+def include_closure(path: Path, source: bytes, include_paths: tuple[str, ...], limit: int = 256) -> list[Path]:
+    """Every local file `path` includes, directly or through another, in the order first reached
+    (cycles and repeated includes followed once; at most `limit` files)."""
+    seen: dict[Path, None] = {}
+    pending = [(path, source)]
+    while pending and len(seen) < limit:
+        current, text = pending.pop()
+        for name, _ in reversed(local_includes(text)):
+            found = resolve(name, current, include_paths)
+            if found is None or found in seen or found == path:
+                continue
+            seen[found] = None
+            try:
+                pending.append((found, found.read_bytes()))
+            except OSError:
+                continue
+    return list(seen)
