@@ -1,5 +1,7 @@
 """Per-file result cache in `.gpulint_cache/`: a file whose bytes, settings, rules and gpulint
-build are unchanged is not parsed again.
+build are unchanged is not parsed again, unless a summary of another file that its analysis used
+has changed (an entry keeps the file's own summary and a digest of those it used: the engine
+compares that digest with what the file's names resolve to now, see `static.program`).
 
 One entry per analysed path (so the cache never grows past the project), written atomically so
 parallel runs cannot leave a torn entry; anything unreadable is a miss, and a cache that cannot be
@@ -19,9 +21,10 @@ from gpulint import __version__
 from gpulint.config import Settings
 from gpulint.findings import finding_from_dict, finding_to_dict
 from gpulint.results import FileResult
+from gpulint.static.program import FileSummary
 
 CACHE_DIR = ".gpulint_cache"
-_FORMAT = 1
+_FORMAT = 2
 
 
 @lru_cache(maxsize=1)
@@ -63,8 +66,10 @@ class ResultCache:
             if data.get("key") != key:
                 return None
             result = FileResult(data["path"], [finding_from_dict(f) for f in data["findings"]],
-                                list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]))
-        except (OSError, ValueError, KeyError, TypeError):
+                                list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]),
+                                summary=FileSummary.from_json(data["summary"]) if data["summary"] else None,
+                                depends=str(data["depends"]), cached=True)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         self.hits += 1
         return result
@@ -73,7 +78,9 @@ class ResultCache:
         if not self.usable:
             return
         entry = {"key": key, "path": result.path, "findings": [finding_to_dict(f) for f in result.findings],
-                 "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed}
+                 "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed,
+                 "summary": result.summary.to_json() if result.summary is not None else None,
+                 "depends": result.depends}
         try:
             self._prepare()
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from gpulint.cache import CACHE_DIR, ResultCache
 from gpulint.config import Resolver, Settings
-from gpulint.discovery import discover, display_path, is_gpu_source, read_source, readable, resolver_of
+from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
+                               resolver_of)
 from gpulint.findings import Finding
 from gpulint.history import Unit
 from gpulint.results import FileResult, Report
@@ -26,6 +27,8 @@ from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
 from gpulint.sourcetext import as_parsed
 from gpulint.static import frontends
+from gpulint.static.includes import build_view, include_closure
+from gpulint.static.program import ProgramView, Table, digest_of_view
 from gpulint.suppressions import find_suppressions, suppress
 
 # ------------------------------------------------------------------------- one file
@@ -74,8 +77,9 @@ def analyse_unit(unit: Unit, codes: list[str], settings: Settings, result: FileR
 
 
 def check_file(path: Path, settings: Settings, codes: list[str],
-               read: tuple[bytes | None, str | None] | None = None) -> FileResult:
-    """One file's result; `read` is what `read_source` gave when the caller already read it."""
+               read: tuple[bytes | None, str | None] | None = None, program: ProgramView | None = None) -> FileResult:
+    """One file's result; `read` is what `read_source` gave when the caller already read it;
+    `program`: what the rest of the program's functions and kernels do (see `static.program`)."""
     display = display_path(path)
     result = FileResult(display)
     try:
@@ -90,19 +94,22 @@ def check_file(path: Path, settings: Settings, codes: list[str],
     except Exception as exc:  # reading must not lose the other files either
         internal_error(result, display, "reading", exc, settings)
         return result
-    return analyse_source(path, display, data, settings, codes, result)
+    return analyse_source(path, display, data, settings, codes, result, program=program)
 
 
 def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
-                   result: FileResult | None = None) -> FileResult:
-    """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses)."""
+                   result: FileResult | None = None, program: ProgramView | None = None) -> FileResult:
+    """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses),
+    and its summary for the rest of the program."""
     result = result or FileResult(display)
+    program = program if program is not None else ProgramView()
+    result.depends = digest_of_view(program)
     text = as_parsed(data)  # same length: every offset and row stays valid for `data`
     phase = "parsing"
     try:
         parsed = frontends.parse(path, display, text, settings, result.notes)
         phase = "lowering"
-        unit, skipped, unparsable = frontends.lower(parsed)
+        unit, skipped, unparsable, result.summary = frontends.lower(parsed, program)
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
         result.unanalysed = list(skipped)
@@ -125,7 +132,13 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
 # ------------------------------------------------------------------------- many files
 
 
-def _job(args: tuple[Path, Settings, list[str], tuple[bytes | None, str | None] | None]) -> FileResult:
+Job = tuple[Path, Settings, list[str], "tuple[bytes | None, str | None] | None", "ProgramView | None"]
+# Rounds of the second pass at most: each settles one more level of calls between files (a chain
+# of functions across files, each calling the next, needs one round per file).
+MAX_ROUNDS = 8
+
+
+def _job(args: Job) -> FileResult:
     # A large file makes millions of objects that live until it is done: at the default threshold
     # the collector walks them all again and again (half the time of a 90,000-line function).
     threshold = gc.get_threshold()
@@ -136,9 +149,49 @@ def _job(args: tuple[Path, Settings, list[str], tuple[bytes | None, str | None] 
         gc.set_threshold(*threshold)
 
 
+class _Runner:
+    """Runs jobs in worker processes (one pool for every round), or here when there are none."""
+
+    def __init__(self, jobs: int, diagnostics: list[str]) -> None:
+        self.jobs = jobs
+        self.diagnostics = diagnostics
+        self.pool: ProcessPoolExecutor | None = None
+        self.broken = jobs <= 1
+
+    def run(self, jobs: list[Job]) -> list[FileResult]:
+        if not self.broken and len(jobs) > 1:
+            try:
+                if self.pool is None:
+                    self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
+                return list(self.pool.map(_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))))
+            except (OSError, BrokenProcessPool) as exc:
+                # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
+                self.diagnostics.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
+                self.broken = True
+                self.close()
+        return [_job(job) for job in jobs]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+
+def _included(work: list[tuple[Path, Settings, list[str]]],
+              reads: list[tuple[bytes | None, str | None] | None]) -> dict[Path, list[Path]]:
+    """Each CUDA/C++ file's local includes (`#include "x.cu"`, directly or not), as paths."""
+    found: dict[Path, list[Path]] = {}
+    for (f, file_settings, _), read in zip(work, reads):
+        if read is None or read[0] is None or is_python_source(f):
+            continue
+        found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths)
+    return found
+
+
 def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
-    """Check every file under `paths`; with `cache`, unchanged files are read from `.gpulint_cache/`.
-    A file is read once: with the cache, here (its bytes are the key, and a miss hands them on)."""
+    """Check every file under `paths` as one program (see `static.program`); with `cache`, files
+    whose bytes, settings and the summaries they depend on are unchanged are read from
+    `.gpulint_cache/`.  A file is read once, here, and handed to the job that analyses it."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -149,45 +202,75 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
     broken = compile_database_errors(s for _, s, _ in work)
     if broken:  # every file would silently fall back to tree-sitter: refuse instead
         return Report([], diagnostics, [], 0, errors + broken)
+    reported = len(work)
+    reads: list[tuple[bytes | None, str | None] | None] = []
+    for f, file_settings, _ in work:
+        try:
+            reads.append(read_source(f, file_settings))
+        except Exception:  # left to the job, which reports it
+            reads.append(None)
+    # Files the checked ones include but that are not checked themselves (outside the folder, or one
+    # file named alone) are summarised for the table; their findings are not reported.
+    includes = _included(work, reads)
+    known = {f.absolute() for f, _, _ in work}
+    for f in [g for found in includes.values() for g in found]:
+        if f.absolute() not in known:
+            known.add(f.absolute())
+            file_settings = resolver.for_path(f)
+            work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
+            try:
+                reads.append(read_source(f, file_settings))
+            except Exception:
+                reads.append(None)
+    includes.update(_included(work[reported:], reads[reported:]))
+    displays = [display_path(f) for f, _, _ in work]
     results: list[FileResult | None] = [None] * len(work)
     store = ResultCache(Path(resolver.base.root or os.getcwd()) / CACHE_DIR) if cache else None
     keys: list[str | None] = [None] * len(work)
-    reads: list[tuple[bytes | None, str | None] | None] = [None] * len(work)
     if store is not None:
         for i, (f, file_settings, codes) in enumerate(work):
-            if not store.cacheable(file_settings):
+            if not store.cacheable(file_settings) or reads[i] is None:
                 continue
-            try:
-                reads[i] = read_source(f, file_settings)
-            except Exception:  # left to the job, which reports it
-                continue
-            data, why = reads[i]
+            data, why = reads[i]  # type: ignore[misc]
             if data is not None and why is None:
-                keys[i] = store.key(display_path(f), data, file_settings, codes)
-                results[i] = store.get(display_path(f), keys[i])
-    pending = [i for i, r in enumerate(results) if r is None]
-    jobs = min(resolver.base.effective_jobs(), max(1, len(pending)))
-    fresh: list[FileResult] | None = None
-    if jobs > 1 and len(pending) > 1:
-        try:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                fresh = list(pool.map(_job, [(*work[i], reads[i]) for i in pending],
-                                      chunksize=max(1, len(pending) // (jobs * 4))))
-        except (OSError, BrokenProcessPool) as exc:
-            # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
-            diagnostics.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
-            fresh = None
-    if fresh is None:
-        fresh = [_job((*work[i], reads[i])) for i in pending]
-    for i, result in zip(pending, fresh):
-        results[i] = result
+                keys[i] = store.key(displays[i], data, file_settings, codes)
+                results[i] = store.get(displays[i], keys[i])
+    runner = _Runner(resolver.base.effective_jobs(), diagnostics)
+    try:
+        # First pass: every file not in the cache, each on its own.
+        pending = [i for i, r in enumerate(results) if r is None]
+        for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
+            results[i] = result
+        # Second pass: again, against the others' summaries, each file whose names resolve to
+        # summaries other than those it was analysed with; until no summary changes.
+        include_names = {display_path(f): [display_path(g) for g in found] for f, found in includes.items()}
+        for _ in range(MAX_ROUNDS):
+            summaries = {displays[i]: r.summary for i, r in enumerate(results) if r is not None and r.summary}
+            if len(summaries) < 2:
+                break
+            table = Table(summaries, include_names)
+            stale: list[tuple[int, ProgramView]] = []
+            for i, r in enumerate(results):
+                if r is None or r.summary is None:
+                    continue
+                view = table.view(displays[i], r.summary.refs)
+                if digest_of_view(view) != r.depends:
+                    stale.append((i, view))
+            if not stale:
+                break
+            for (i, view), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale])):
+                results[i] = result
+    finally:
+        runner.close()
+    for i, result in enumerate(results):
         # A result with an internal error is not the file's true result: analyse it again next time.
-        if store is not None and keys[i] is not None and not result.errors:
-            store.put(display_path(work[i][0]), keys[i], result)
+        if store is not None and keys[i] is not None and result is not None and not result.errors \
+                and not result.cached:
+            store.put(displays[i], keys[i], result)
     findings: list[Finding] = []
     notes: list[str] = []
     unanalysed: list[tuple[str, str]] = []
-    for r, (_, _, codes) in zip(results, work):
+    for r, (_, _, codes) in zip(results[:reported], work):
         assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)

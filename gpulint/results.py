@@ -5,8 +5,12 @@ each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpulint.findings import Finding
+
+if TYPE_CHECKING:
+    from gpulint.static.program import FileSummary
 
 
 @dataclass
@@ -19,6 +23,11 @@ class FileResult:
     errors: list[str] = field(default_factory=list)
     # Functions (scopes) skipped whole for parse errors: the summary counts them, -v names them.
     unanalysed: list[str] = field(default_factory=list)
+    # What the file contributes to the program (a `static.program.FileSummary`; None for Python and
+    # unreadable files), and a digest of the other files' summaries the analysis used.
+    summary: FileSummary | None = None
+    depends: str = ""
+    cached: bool = False  # read from the cache, not analysed in this run
 
 
 @dataclass

@@ -23,9 +23,9 @@ def project(tmp_path: Path, monkeypatch) -> tuple[Path, list]:
     analysed: list[str] = []
     real = engine.analyse_source
 
-    def counting(path, display, data, settings, codes, result=None):
+    def counting(path, display, data, settings, codes, result=None, **program):
         analysed.append(display)
-        return real(path, display, data, settings, codes, result)
+        return real(path, display, data, settings, codes, result, **program)
 
     monkeypatch.setattr(engine, "analyse_source", counting)
     return tmp_path, analysed

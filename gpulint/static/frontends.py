@@ -12,6 +12,7 @@ from gpulint.config import Settings
 from gpulint.discovery import is_python_source
 from gpulint.history import Unit
 from gpulint.static import unknown
+from gpulint.static.program import FileSummary, ProgramView
 
 
 @dataclass
@@ -76,16 +77,18 @@ def parse(path: Path, display: str, text: bytes, settings: Settings, notes: list
     return Parsed(display, text, tree=tree)
 
 
-def lower(parsed: Parsed) -> tuple[Unit, list[str], Unparsable | None]:
-    """The file's unit, the scopes skipped for parse errors, and why the file could not be
-    analysed (None when it could, in part or whole)."""
+def lower(parsed: Parsed, program: ProgramView | None = None) -> tuple[Unit, list[str], Unparsable | None,
+                                                                        FileSummary | None]:
+    """The file's unit, the scopes skipped for parse errors, why the file could not be analysed
+    (None when it could, in part or whole) and, for CUDA/C++, its summary for the other files of
+    the program (`program`: what their functions and kernels do, as this file's names need)."""
     if parsed.unit is not None:
         skipped = parsed.skipped or []
-        return parsed.unit, skipped, python_syntax_error(parsed.display, parsed.text) if skipped else None
-    from gpulint.static.lower import lower as lower_cuda
+        return parsed.unit, skipped, python_syntax_error(parsed.display, parsed.text) if skipped else None, None
+    from gpulint.static.lower import lower_in_program
 
-    unit, skipped = lower_cuda(parsed.tree)
-    return unit, skipped, cuda_unparsable(parsed.tree)
+    unit, skipped, summary = lower_in_program(parsed.tree, program or ProgramView())
+    return unit, skipped, cuda_unparsable(parsed.tree), summary
 
 
 def python_syntax_error(display: str, text: bytes) -> Unparsable | None:

@@ -19,20 +19,9 @@ from gpulint.sourcetext import char_column
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
 from gpulint.static.kernels import KernelSummary, pointer_root, summarize
+from gpulint.static.program import RETURNED, FileSummary, HostSummary, MemberFacts, ProgramView
 from gpulint.static.sizes import Folder
 from gpulint.static.scope import Bindings, ScopeLowering
-
-
-@dataclass
-class HostSummary:
-    """What calling a host function of this file does to the pointers passed to it."""
-
-    launches: int
-    access: dict[int, Access] = field(default_factory=dict)  # parameter index -> use
-    frees: set[int] = field(default_factory=set)
-    escapes: set[int] = field(default_factory=set)
-    nparams: int = 0
-    conditional: bool = False  # defined under #if: the build may use another definition
 
 
 @dataclass
@@ -48,10 +37,45 @@ class _UnitContext:
     member_frees: dict[str, list[Event]] = field(default_factory=dict)
     member_uses: dict[str, list[Touch]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    # The rest of the program (functions and kernels of other files), asked for names not defined here.
+    view: ProgramView = field(default_factory=ProgramView)
+    external_kernels: dict[str, list[KernelSummary]] = field(default_factory=dict)
+    external_hosts: dict[str, list[HostSummary]] = field(default_factory=dict)
+    # Member names that trade pointers (`t = p->a; p->a = p->b; p->b = t;`): each stands for the others.
+    member_groups: dict[str, str] = field(default_factory=dict)
+
+    def kernels_named(self, name: str) -> list[KernelSummary]:
+        if name in self.kernels:
+            return self.kernels[name]
+        if name not in self.external_kernels:
+            self.external_kernels[name] = self.view.kernels(name)
+        return self.external_kernels[name]
+
+    def hosts_named(self, name: str) -> list[HostSummary] | None:
+        """Summaries of another file's host function `name` (None: not defined in the program)."""
+        if name not in self.external_hosts:
+            self.external_hosts[name] = self.view.hosts(name)
+        return self.external_hosts[name] or None
+
+    def group_of(self, slot: str) -> str:
+        parent = self.member_groups.setdefault(slot, slot)
+        if parent != slot:
+            parent = self.member_groups[slot] = self.group_of(parent)
+        return parent
+
+    def trade(self, a: str, b: str) -> None:
+        self.member_groups[self.group_of(a)] = self.group_of(b)
 
 
 def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
     """Histories of every object allocated in the file, and the functions skipped for parse errors."""
+    unit, skipped, _ = lower_in_program(tu, ProgramView())
+    return unit, skipped
+
+
+def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, list[str], FileSummary]:
+    """`lower`, with the functions, kernels and struct members of the rest of the program that
+    `view` holds; also the file's own summary for the others (see `program`)."""
     ctx = _UnitContext(
         tu=tu,
         folder=Folder.for_unit(tu),
@@ -59,6 +83,7 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
         hosts={},
         host_defs={},
         ids=itertools.count(),
+        view=view,
     )
     host_functions = [f for f in tu.functions if not f.is_kernel and not f.is_device]
     for f in host_functions:
@@ -103,23 +128,113 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
                 done.add(id(current))
 
     for f in host_functions:
+        for a, b in _member_trades(f):
+            ctx.trade(a, b)
+    for f in host_functions:
         visit(f)
+    summary = FileSummary(tu.path, kernels=ctx.kernels, hosts=ctx.hosts, members=_member_facts(ctx))
+    _follow_members(ctx)
+    summary.refs = list(view.asked)
+    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source), ctx.skipped, summary
 
-    # Struct members are tracked by name across the file: a free or use of `x->buf` anywhere
-    # counts for every object allocated into a `buf` member.
+
+def _follow_members(ctx: _UnitContext) -> None:
+    """Struct members are tracked by name across the program: a free or use of `x->buf` anywhere
+    (in this file, or in another file of the program) counts for every object allocated into a
+    `buf` member, and for every member `buf` trades pointers with."""
+    groups: dict[str, set[str]] = {}
+    for slot in ctx.member_groups:
+        groups.setdefault(ctx.group_of(slot), set()).add(slot)
     for slot, objects in ctx.member_objects.items():
+        outside = ctx.view.slot(slot)
+        names = set(groups.get(ctx.group_of(slot), {slot})) if slot in ctx.member_groups else {slot}
+        if outside is not None:
+            for other in outside.group:
+                names |= groups.get(ctx.group_of(other), {other}) if other in ctx.member_groups else {other}
+        names.add("*")
+        frees = [event for name in sorted(names) for event in ctx.member_frees.get(name, [])]
+        uses = [touch for name in sorted(names) for touch in ctx.member_uses.get(name, [])]
+        if outside is not None:
+            # Another file's free or use: an event of that file's, standing for what it does there.
+            frees += [Event(-1, Op.FREE, f"a free in {where.path}", where) for where in outside.frees]
+            uses += [Touch(Event(-1, Op.CALL, f"a use in {where.path}", where), access, use=True)
+                     for access, where in outside.uses]
         for history in objects:
             known = {id(e) for e in history.frees}
-            for event in ctx.member_frees.get(slot, []) + ctx.member_frees.get("*", []):
+            for event in frees:
                 if id(event) not in known:
                     history.frees.append(event)
                     known.add(id(event))
             seen = {id(t.event) for t in history.touches}
-            for touch in ctx.member_uses.get(slot, []) + ctx.member_uses.get("*", []):
+            for touch in uses:
                 if id(touch.event) not in seen:
                     history.touches.append(touch)
                     seen.add(id(touch.event))
-    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source), ctx.skipped
+
+
+def _member_facts(ctx: _UnitContext) -> MemberFacts:
+    """What this file does to struct members, for the other files of the program."""
+    facts = MemberFacts(allocated=set(ctx.member_objects))
+    for slot, events in ctx.member_frees.items():
+        if events:
+            first = min(events, key=lambda e: (e.location.row, e.location.column))
+            facts.frees[slot] = (first.location.row, first.location.column)
+    for slot, touches in ctx.member_uses.items():
+        if touches:
+            access = Access.NONE
+            for touch in touches:
+                access |= touch.access
+            first = min((t.event for t in touches), key=lambda e: (e.location.row, e.location.column))
+            facts.uses[slot] = (access.value, first.location.row, first.location.column)
+    groups: dict[str, list[str]] = {}
+    for slot in sorted(ctx.member_groups):
+        groups.setdefault(ctx.group_of(slot), []).append(slot)
+    facts.groups = [g for g in groups.values() if len(g) > 1]
+    return facts
+
+
+def _member_trades(function: s.Function) -> list[tuple[str, str]]:
+    """Pairs of member names a function moves pointers between: `p->a = p->b`, through a local
+    (`t = p->a; p->a = p->b; p->b = t;`) or `std::swap(p->a, p->b)`."""
+    held: dict[str, str] = {}  # local -> the member it was loaded from
+    pairs: list[tuple[str, str]] = []
+
+    def member(expr: s.Expr | None) -> str | None:
+        if expr is None:
+            return None
+        expr = s.strip_parens_and_casts(expr)
+        path = s.path_of(expr)
+        if path is None:
+            return None
+        if "." in path:
+            return path.rsplit(".", 1)[1]
+        return held.get(path)
+
+    for node in s.walk(function.body):
+        if isinstance(node, s.VarDecl) and node.init is not None:
+            source = member(node.init)
+            if source is not None:
+                held[node.name] = source
+        elif isinstance(node, s.Assign) and node.op == "=":
+            target = s.path_of(s.strip_parens_and_casts(node.target))
+            source = member(node.value)
+            if target is None or source is None:
+                continue
+            if "." in target:
+                pairs.append((target.rsplit(".", 1)[1], source))
+            else:
+                held[target] = source
+        elif isinstance(node, s.Call) and s.callee_name(node) == "swap" and len(node.args) == 2:
+            a, b = member(node.args[0]), member(node.args[1])
+            if a is not None and b is not None and "." in (s.path_of(s.strip_parens_and_casts(node.args[0])) or ""):
+                pairs.append((a, b))
+    return [(a, b) for a, b in pairs if a != b]
+
+
+def _member_path(expr: s.Expr) -> str | None:
+    """`p->a` as `p.a` (a member access path), else None."""
+    path = s.path_of(s.strip_parens_and_casts(expr))
+    return path if path is not None and "." in path else None
 
 
 def _callees(function: s.Function) -> set[str]:
@@ -278,6 +393,16 @@ class _FunctionLowering(ScopeLowering):
         # written with `bytes` is known to be the extent a kernel receives as `n`.
         self.derived_from: dict[str, set[str]] = {}
         self.assignments: dict[str, int] = {}  # variable -> assignments so far (see `assigned`)
+        self.value_structs: set[str] = set()  # locals that hold a struct by value (`SimulationData sd;`)
+        self.param_index = {p.name: i for i, p in enumerate(function.params) if p.name}
+        self.by_value = {p.name for p in function.params if p.name and not p.is_pointer and "&" not in p.type}
+        self.locals_shadowing: set[str] = set()  # locals declared with a parameter's name
+        self.param_members: dict[str, int] = {}  # `p.buf` -> the object standing for the caller's member
+        # Members of a parameter's struct (index, member) allocated here and not freed: the caller's now.
+        self.member_allocs: dict[tuple[int, str], int] = {}
+        self.return_allocs: dict[str, int] = {}  # `return sd;`: member -> object allocated into it here
+        # Objects a call of a function of the program allocated into a returned struct, by call.
+        self.call_returns: dict[int, dict[str, int]] = {}
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -310,7 +435,49 @@ class _FunctionLowering(ScopeLowering):
                 result.frees.add(index)
             if history.escapes:
                 result.escapes.add(index)
+        self.summarise_members(result)
         return result
+
+    def summarise_members(self, result: HostSummary) -> None:
+        """What the function does to members of its parameters' structs (and of a struct it returns)."""
+        for path, oid in self.param_members.items():
+            root, _, member = path.partition(".")
+            key = (self.param_index[root], member)
+            history = self.objects[oid]
+            access = Access.NONE
+            for touch in history.uses:
+                access |= touch.access
+            if access:
+                result.member_access[key] = access
+            if history.frees:
+                result.member_frees.add(key)
+        allocated = [(key, oid) for key, oid in self.member_allocs.items()] + \
+                    [((RETURNED, member), oid) for member, oid in self.return_allocs.items()]
+        for key, oid in allocated:
+            history = self.objects[oid]
+            if history.frees or history.alloc is None:
+                continue  # freed before the function returns: a temporary, not the caller's
+            result.member_allocs[key] = history.alloc.api
+            access = Access.NONE
+            for touch in history.uses:
+                access |= touch.access
+            if access:
+                result.member_access[key] = result.member_access.get(key, Access.NONE) | access
+        # Members left holding what other members held (a swap): the caller's members trade too.
+        owner = {oid: path for path, oid in self.param_members.items()}
+        paths = dict.fromkeys(self.param_members)
+        for root in self.param_index:
+            paths.update(dict.fromkeys(self.bindings.under(root)))
+        for path in paths:
+            root, _, member = path.partition(".")
+            if root not in self.param_index or root in self.by_value or root in self.locals_shadowing:
+                continue
+            bound = self.bindings.get(path)
+            if bound is None:
+                continue
+            sources = {owner[o].partition(".")[2] for o in bound if o in owner and owner[o].partition(".")[0] == root}
+            if sources - {member}:
+                result.member_moves[(self.param_index[root], member)] = sources
 
     def size_of(self, *factors: s.Expr, element: int = 1) -> Size:
         """A folded size whose `names` include what its locals were computed from."""
@@ -390,7 +557,7 @@ class _FunctionLowering(ScopeLowering):
         path = s.path_of(expr)
         if path is None:
             return set()
-        found = set(self.bindings.get(path, set()))
+        found = set(self.current(path))
         if not found and isinstance(expr, s.Name):
             # A struct passed whole: it carries the objects in its members.
             for key in self.bindings.under(path):
@@ -398,6 +565,32 @@ class _FunctionLowering(ScopeLowering):
         if "." in path:
             found.update(self.slot_objects.get(path.rsplit(".", 1)[1], ()))
         return found
+
+    def current(self, path: str) -> set[int]:
+        """What a name or access path may point to now; a member of a parameter's struct
+        (`p->buf`) not yet assigned here holds what the caller put there (an object standing for
+        it, so the summary can say what the function does to the caller's member)."""
+        bound = self.bindings.get(path)
+        if bound is not None:
+            return bound
+        root, dot, rest = path.partition(".")
+        if not dot or root not in self.param_index or root in self.locals_shadowing:
+            return set()
+        oid = self.param_members.get(path)
+        if oid is None:
+            oid = next(self.ctx.ids)
+            self.objects[oid] = ObjectHistory(name=path, timeline=self.timeline, alloc=None)
+            self.param_members[path] = oid
+        return {oid}
+
+    def returned_by_value(self, value: s.Expr) -> set[int]:
+        """`return sd;` of a local struct: the caller gets a copy of its members' pointers, which
+        are followed by member name like any member (they do not escape)."""
+        value = s.strip_parens_and_casts(value)
+        if not isinstance(value, s.Name) or value.id not in self.value_structs or self.bindings.get(value.id):
+            return set()
+        return {oid for key in self.bindings.under(value.id) for oid in self.bindings.get(key, set())
+                if self.objects[oid].member}
 
     def member_slot(self, expr: s.Expr) -> str | None:
         path = s.path_of(expr)
@@ -446,7 +639,13 @@ class _FunctionLowering(ScopeLowering):
             self.stmt_span = stmt.span
             if stmt.value is not None:
                 self.expr(stmt.value)
-                self.escape(self.refs(stmt.value), stmt.value.span, "returned")
+                returned = self.returned_by_value(stmt.value)
+                self.escape(self.refs(stmt.value) - returned, stmt.value.span, "returned")
+                name = s.path_of(s.strip_parens_and_casts(stmt.value))
+                for oid in returned:
+                    history = self.objects[oid]
+                    if history.alloc is not None and name and history.name.startswith(name + "."):
+                        self.return_allocs[history.name[len(name) + 1:]] = oid
             self.event(Op.EXIT, "return", stmt.span, detail="return")
         elif isinstance(stmt, s.Unparsed):
             self.incomplete = True
@@ -455,7 +654,14 @@ class _FunctionLowering(ScopeLowering):
         for var in decl.vars:
             for oid in self.bindings.get(var.name, set()):  # a declaration shadowing the name
                 self.objects[oid].overwritten.append(self.builder.t)
+            if var.name in self.param_index:
+                self.locals_shadowing.add(var.name)
             self.locals.add(var.name)
+            if not var.is_pointer and "&" not in var.type and "*" not in var.type and "[" not in var.type \
+                    and not var.array_dims and not _SCALAR_TYPES.match(var.type.strip()):
+                self.value_structs.add(var.name)
+            else:
+                self.value_structs.discard(var.name)
             self.assignments[var.name] = self.assignments.get(var.name, 0) + 1
             if var.init is None:
                 self.bindings.pop(var.name, None)
@@ -464,6 +670,7 @@ class _FunctionLowering(ScopeLowering):
             created = self.expr(var.init)
             if isinstance(var.init, s.Call) and created:
                 self.status_vars[var.name] = created
+            self.bind_returned(var.name, var.init)
             self.hold(var.name, self.aggregate_objects(var.init) | self.held_by([var.init]))
             self.derived_from[var.name] = set(_names(var.init))
             oids = self.refs(var.init)
@@ -598,12 +805,12 @@ class _FunctionLowering(ScopeLowering):
                 if a and b:
                     pair = (a, b)
             elif isinstance(node, s.Assign) and node.op == "=":
-                a, b = s.path_of(node.target), pointer_root(node.value)
-                if a and b and (self.bindings.get(b) or any(b in g for g in groups)):
+                a, b = s.path_of(node.target), pointer_root(node.value) or _member_path(node.value)
+                if a and b and (self.current(b) or any(b in g for g in groups)):
                     pair = (a, b)
             elif isinstance(node, s.VarDecl) and node.init is not None:
-                b = pointer_root(node.init)
-                if b and self.bindings.get(b):
+                b = pointer_root(node.init) or _member_path(node.init)
+                if b and self.current(b):
                     pair = (node.name, b)
             if pair is None:
                 continue
@@ -615,7 +822,7 @@ class _FunctionLowering(ScopeLowering):
         for group in groups:
             union: set[int] = set()
             for name in group:
-                union |= self.bindings.get(name, set())
+                union |= self.current(name)
             if union:
                 for name in group:
                     self.bindings[name] = set(union)
@@ -658,6 +865,8 @@ class _FunctionLowering(ScopeLowering):
         oids = self.refs(node.value)
         if isinstance(target, s.Name) and isinstance(node.value, s.Call) and created:
             self.status_vars[target.id] = created
+        if path is not None:
+            self.bind_returned(path, node.value)
         if path is not None:
             self.hold(path.split(".", 1)[0], self.aggregate_objects(node.value) | self.held_by([node.value]))
         if path is not None and "." not in path and path in self.locals and path not in self.reference_params:
@@ -770,7 +979,14 @@ class _FunctionLowering(ScopeLowering):
         candidates = [h for h in self.ctx.hosts.get(short, []) if h.nparams == len(args)]
         if api.is_runtime_api(short) and not api.is_library_call(name) and short not in self.ctx.host_defs:
             return set()
-        if short in self.ctx.host_defs and candidates and not isinstance(call.callee, s.Member):
+        if short not in self.ctx.host_defs and not isinstance(call.callee, s.Member):
+            # Defined in another file of the program (or in a file this one includes)?
+            candidates = [h for h in self.ctx.hosts_named(short) or [] if h.nparams == len(args)]
+            if candidates:
+                self.known_call(call, short, candidates)
+            else:
+                self.unknown_call(call, name)
+        elif short in self.ctx.host_defs and candidates and not isinstance(call.callee, s.Member):
             self.known_call(call, short, candidates)
         else:
             self.unknown_call(call, name)
@@ -800,6 +1016,8 @@ class _FunctionLowering(ScopeLowering):
         root = path.split(".", 1)[0]
         if "." in path:
             history.member = True
+            if root in self.param_index and root not in self.by_value and root not in self.locals_shadowing:
+                self.member_allocs[(self.param_index[root], path.split(".", 1)[1])] = oid
             slot = path.rsplit(".", 1)[1]
             self.slot_objects.setdefault(slot, []).append(oid)
             self.ctx.member_objects.setdefault(slot, []).append(history)
@@ -858,8 +1076,9 @@ class _FunctionLowering(ScopeLowering):
                               definite=len(dst) == 1))
 
     def launch(self, call: s.Call, kernel: str) -> None:
-        summaries = [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel and len(k.params) == len(call.args)]
-        summaries = summaries or [k for k in self.ctx.kernels.get(kernel, []) if k.is_kernel]
+        known = self.ctx.kernels_named(kernel)
+        summaries = [k for k in known if k.is_kernel and len(k.params) == len(call.args)]
+        summaries = summaries or [k for k in known if k.is_kernel]
         event = self.event(Op.LAUNCH, kernel, call.span, launches=1, detail="<<<>>>",
                            names=_names(*call.args, *(call.launch or [])))
         self.touch_held(event, call.args)
@@ -898,6 +1117,7 @@ class _FunctionLowering(ScopeLowering):
         launches = max(c.launches for c in candidates)
         event = self.event(Op.CALL, name, call.span, launches=launches, names=_names(*call.args))
         self.touch_held(event, call.args)
+        self.callee_members(call, name, event, candidates)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)
             access = Access.NONE
@@ -923,6 +1143,74 @@ class _FunctionLowering(ScopeLowering):
             if not oids and isinstance(arg, (s.Name, s.Unary)):
                 # A struct passed to a helper that frees its members frees them here.
                 self.note_struct_frees(arg, event, candidates, i)
+
+    def callee_members(self, call: s.Call, name: str, event: Event, candidates: list[HostSummary]) -> None:
+        """Members of the caller's structs that the callee allocates, uses, frees or swaps
+        (`setup(&d)` allocating `d.buf`): objects of the caller from the call on.  Their leaks and
+        uses are judged where they are allocated (by member name); here they are escaped objects
+        whose distances (GL001, GL002 up to a free) the caller's launches measure."""
+        bases: dict[int, str] = {}
+        for i, arg in enumerate(call.args):
+            stripped = s.strip_parens_and_casts(arg)
+            if isinstance(stripped, s.Unary) and stripped.op == "&":
+                stripped = s.strip_parens_and_casts(stripped.operand)
+            path = s.path_of(stripped)
+            if path is not None:
+                bases[i] = path
+        before = {}
+        for c in candidates:
+            for (i, member), sources in c.member_moves.items():
+                if i in bases:
+                    for source in sources | {member}:
+                        before[(i, source)] = self.current(f"{bases[i]}.{source}")
+        made: dict[tuple[int, str], int] = {}
+        for c in candidates:
+            for (i, member), allocator in c.member_allocs.items():
+                if (i, member) in made or (i != RETURNED and i not in bases):
+                    continue
+                path = f"{bases[i]}.{member}" if i != RETURNED else member
+                oid = next(self.ctx.ids)
+                spec = api.ALLOC.get(allocator.rsplit("::", 1)[-1])
+                self.objects[oid] = ObjectHistory(name=path if i != RETURNED else f"{name}().{member}",
+                                                  timeline=self.timeline, alloc=event,
+                                                  kind=spec.kind if spec is not None else Kind.DEVICE)
+                made[(i, member)] = oid
+                if i == RETURNED:
+                    continue
+                self.bindings[path] = {oid}
+                root = path.split(".", 1)[0]
+                if root in self.param_index and root not in self.by_value and root not in self.locals_shadowing:
+                    self.member_allocs[(self.param_index[root], path.split(".", 1)[1])] = oid
+        if made:
+            self.escape(set(made.values()), call.span, f"allocated by `{name}`")
+        returned = {member: oid for (i, member), oid in made.items() if i == RETURNED}
+        if returned:
+            self.call_returns[id(call)] = returned
+        for c in candidates:
+            for (i, member), access in c.member_access.items():
+                oids = {made[(i, member)]} if (i, member) in made else (
+                    self.current(f"{bases[i]}.{member}") if i in bases else set())
+                if oids and access:
+                    self.touch(oids, Touch(event, access, use=True))
+            for i, member in c.member_frees:
+                if i in bases:
+                    for oid in self.current(f"{bases[i]}.{member}"):
+                        self.objects[oid].frees.append(event)
+            for (i, member), sources in c.member_moves.items():
+                if i in bases:
+                    path = f"{bases[i]}.{member}"
+                    moved = set().union(*(before.get((i, source), set()) for source in sources | {member}))
+                    if moved:
+                        self.bindings[path] = moved
+
+    def bind_returned(self, name: str, value: s.Expr | None) -> None:
+        """`SimulationData gsd = move_to_device(sd);`: `gsd`'s members hold what the callee allocated."""
+        value = s.strip_parens_and_casts(value) if value is not None else None
+        if isinstance(value, s.Call):
+            for member, oid in self.call_returns.pop(id(value), {}).items():
+                path = f"{name}.{member}"
+                self.objects[oid].name = path
+                self.bindings[path] = {oid}
 
     def note_struct_frees(self, arg: s.Expr, event: Event, candidates: list[HostSummary], index: int) -> None:
         if any(index in c.frees for c in candidates):
