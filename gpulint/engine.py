@@ -19,6 +19,7 @@ from gpulint.cache import CACHE_DIR, ResultCache
 from gpulint.config import Resolver, Settings
 from gpulint.discovery import discover, display_path, is_gpu_source, read_source, readable, resolver_of
 from gpulint.findings import Finding
+from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
 from gpulint.results import FileResult, Report
 from gpulint.rules import RULES, RuleSettings
@@ -108,6 +109,8 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         result.unanalysed = list(skipped)
         phase = "checking"
         findings = analyse_unit(unit, codes, settings, result, display)
+        if unit.expanded:
+            withhold_fixes_in_macros(findings, unit.expanded)
         if unparsable is not None:
             findings.extend(unreadable_file(display, unparsable.why, unparsable.row, unparsable.column))
         phase = "applying suppressions"
@@ -120,6 +123,15 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
     except Exception as exc:  # an analysis bug must not lose the other files
         internal_error(result, display, phase, exc, settings)
     return result
+
+
+def withhold_fixes_in_macros(findings: list[Finding], expanded: list[tuple[int, int]]) -> None:
+    """A fix that would edit at or inside an expanded macro use is dropped: the finding stands (it
+    is true of the expansion), but the text there is not the code the fix was built from."""
+    for finding in findings:
+        if finding.fix is not None and finding.fix.edits and touches_macro_uses(finding.fix, expanded):
+            finding.fix = None
+            finding.properties["fix_withheld"] = "edits a macro use"
 
 
 # ------------------------------------------------------------------------- many files

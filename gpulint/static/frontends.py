@@ -44,7 +44,10 @@ def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, notes:
             reason = str(exc).strip().splitlines()
             notes.append(f"{display}: clang could not parse it cleanly ({'; '.join(reason[:3])}); "
                          f"falling back to tree-sitter")
-    return cuda_treesitter.parse(display, data)
+    from gpulint.static.includes import build_view
+    from gpulint.static.preprocess import preprocess
+
+    return cuda_treesitter.parse(display, data, preprocess(data, path, build_view(path, settings)))
 
 
 @dataclass

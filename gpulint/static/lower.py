@@ -119,7 +119,8 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
                 if id(touch.event) not in seen:
                     history.touches.append(touch)
                     seen.add(id(touch.event))
-    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source), ctx.skipped
+    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source,
+                expanded=tu.expanded), ctx.skipped
 
 
 def _callees(function: s.Function) -> set[str]:
