@@ -63,7 +63,8 @@ class ResultCache:
             if data.get("key") != key:
                 return None
             result = FileResult(data["path"], [finding_from_dict(f) for f in data["findings"]],
-                                list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]))
+                                list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]),
+                                allocation_sites=tuple(data["allocation_sites"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
         self.hits += 1
@@ -73,7 +74,8 @@ class ResultCache:
         if not self.usable:
             return
         entry = {"key": key, "path": result.path, "findings": [finding_to_dict(f) for f in result.findings],
-                 "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed}
+                 "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed,
+                 "allocation_sites": list(result.allocation_sites)}
         try:
             self._prepare()
             handle, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")

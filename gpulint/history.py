@@ -591,6 +591,8 @@ class Unit:
     pools: list[PoolSample] = field(default_factory=list)
     # Byte ranges of macro uses the preprocessor expanded: no fix edits inside one.
     expanded: list[tuple[int, int]] = field(default_factory=list)
+    # A parsed file's allocation sites: (in functions analysed, in all), for `--statistics`.
+    allocation_sites: tuple[int, int] = (0, 0)
 
     @property
     def observed(self) -> bool:

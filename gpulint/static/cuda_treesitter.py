@@ -10,6 +10,7 @@ import bisect
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Callable
 
 from tree_sitter import Language, Node, Parser
 
@@ -47,11 +48,17 @@ def _parser() -> Parser:
     return Parser(_language())
 
 
-def parse(path: str, source: bytes, pre: Preprocessed | None = None) -> s.TranslationUnit:
+def parse(path: str, source: bytes, pre: Preprocessed | None = None,
+          repair: Callable[[], Preprocessed] | None = None) -> s.TranslationUnit:
     """The syntax tree of `source`; with `pre`, of the text the preprocessor made of it (spans
-    stay in `source`'s coordinates)."""
+    stay in `source`'s coordinates).  When that text has syntax errors and `pre` left macros that
+    might be why, `repair()` gives the text with those expanded, which is parsed instead."""
     text = pre.text if pre is not None else source
     tree = _parser().parse(text)
+    if tree.root_node.has_error and pre is not None and pre.repairable and repair is not None:
+        pre = repair()
+        text = pre.text
+        tree = _parser().parse(text)
     lowering = _Lowering(path, text, pre.mapping if pre is not None else None, source)
     lowering.top_level(tree.root_node, scope=())
     if pre is not None:

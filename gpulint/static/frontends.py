@@ -47,7 +47,9 @@ def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, notes:
     from gpulint.static.includes import build_view
     from gpulint.static.preprocess import preprocess
 
-    return cuda_treesitter.parse(display, data, preprocess(data, path, build_view(path, settings)))
+    view = build_view(path, settings)
+    return cuda_treesitter.parse(display, data, preprocess(data, path, view),
+                                 repair=lambda: preprocess(data, path, view, repair=True))
 
 
 @dataclass

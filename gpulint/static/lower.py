@@ -120,7 +120,22 @@ def lower(tu: s.TranslationUnit) -> tuple[Unit, list[str]]:
                     history.touches.append(touch)
                     seen.add(id(touch.event))
     return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source,
-                expanded=tu.expanded), ctx.skipped
+                expanded=tu.expanded, allocation_sites=_allocation_sites(tu, histories)), ctx.skipped
+
+
+_ALLOCATION_CALL = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in api.ALLOC) + rb")\s*\(")
+
+
+def _allocation_sites(tu: s.TranslationUnit, histories: list[ObjectHistory]) -> tuple[int, int]:
+    """(allocation sites in functions analysed, in all functions).  A function with a parse error
+    counts the allocation calls its text spells, as its tree may have lost some."""
+    sites = {(h.alloc.location.row, h.alloc.location.column) for h in histories
+             if h.alloc is not None and not h.incomplete}
+    lost = 0
+    for function in tu.functions:
+        if function.has_errors:
+            lost += len(_ALLOCATION_CALL.findall(tu.source, function.span.start, function.span.end))
+    return len(sites), len(sites) + lost
 
 
 def _callees(function: s.Function) -> set[str]:

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpulint.static import cuda_api as api
 from gpulint.static.includes import BuildView, resolve
 
 # Characters one macro use may expand to: a use past it is left as written (a kernel body built
@@ -48,11 +49,24 @@ _QUICK = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|define|include)\b|__attri
                     r"|\bnew\s+const\b", re.M)
 # C++ tree-sitter-cuda cannot parse, respelled in place with as many characters: `typeid(T)` as
 # the name `typeid_T_`, the `const` of `new const T*[n]` as blanks.
-_RESPELLED = re.compile(r"\btypeid\s*\(\s*[\w:]+\s*\)|\bnew\s+const\b")
+_RESPELLED = re.compile(r"\btypeid\s*\(\s*[\w:]+\s*\)|\bnew\s+(?:const\s+)?[\w:]+\s*\*[\s*]*\[|\bnew\s+const\b")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _BLANKED = re.compile(r"\b(?:__attribute__|__align__)\s*\(")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _CONDITIONAL = {"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"}
+# Object-like macros that stand for qualifiers (`#define RESTRICT __restrict__`): expanded, as the
+# parser knows the keywords and not the names.  Empty ones (`#define PERF_BEGIN`) are expanded too.
+_QUALIFIERS = re.compile(r"(?:\s*\b(?:__restrict__|__restrict|restrict|__device__|__host__|__global__|__forceinline__|"
+                         r"__noinline__|__inline__|inline|static|const|volatile|extern|__shared__|__constant__|"
+                         r"__managed__)\b)+\s*")
+# A macro body that calls these works on device memory the analysis must see.
+_DEVICE_MEMORY_CALL = re.compile(r"\b(?:" + "|".join(sorted(
+    {*api.ALLOC, *api.FREE, *api.COPY, *api.MEMSET, *api.LAUNCH, *api.GRAPH_LAUNCH})) + r")\b")
+_COMMENTS_AND_BLANKS = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)+")
+_TYPE_WORD = re.compile(r"\b(?:void|char|short|int|long|float|double|bool|size_t|u?int\d+_t|half|__half|float[1-4]|"
+                        r"double[1-4]|int[1-4])\b")
+_TYPE_ARGUMENT = re.compile(r"(?:(?:const|unsigned|signed|long|short|struct)\s+)*(?:void|char|short|int|long|float|double|"
+                            r"bool|size_t|u?int\d+_t|half|__half|float[1-4]|double[1-4]|int[1-4])[\s*&]*")
 _STRUCTURAL = re.compile(r"[;{}]|<<<|\b(?:if|for|while|do|return|switch)\b")
 
 
@@ -107,12 +121,17 @@ class Preprocessed:
     mapping: Mapping | None = None
     expanded: list[tuple[int, int]] = field(default_factory=list)
     header_macros: dict[str, str] = field(default_factory=dict)
+    # Function-like macros were left as written that `preprocess(..., repair=True)` may expand.
+    repairable: bool = False
 
 
-def preprocess(source: bytes, path: Path | None, view: BuildView) -> Preprocessed:
+def preprocess(source: bytes, path: Path | None, view: BuildView, repair: bool = False) -> Preprocessed:
+    """The text to parse.  Function-like macros that work on no device memory (`CHECK(call)`) are
+    expanded only with `repair`, at the uses that cannot parse as calls: a first parse without them
+    tells whether any is needed, and most files need none."""
     if not _QUICK.search(source.decode("latin-1")):
         return Preprocessed(source)
-    return _Preprocessor(source.decode("latin-1"), path, view).run()
+    return _Preprocessor(source.decode("latin-1"), path, view, repair).run()
 
 
 # --------------------------------------------------------------------------- directives
@@ -308,12 +327,19 @@ def _apply(op: str, a: int, b: int) -> int:
 # --------------------------------------------------------------------------- expansion
 
 
+_PUNCTUATION = re.compile(r"""[()\[\]{},"'/]""")
+
+
 def _matching_paren(text: str, open_at: int) -> int:
-    """The offset of the `)` that closes the `(` at `open_at`, or -1 (strings and comments skipped)."""
+    """The offset of the `)` that closes the `(` at `open_at`, or -1 (strings and comments skipped).
+    Jumps from one bracket, quote or slash to the next: a walk over every character costs more."""
     depth = 0
     i = open_at
-    n = len(text)
-    while i < n:
+    while True:
+        m = _PUNCTUATION.search(text, i)
+        if m is None:
+            return -1
+        i = m.start()
         c = text[i]
         if c == "(":
             depth += 1
@@ -321,18 +347,12 @@ def _matching_paren(text: str, open_at: int) -> int:
             depth -= 1
             if depth == 0:
                 return i
-        elif c in "\"'":
-            m = _LEXEME.match(text, i)
-            if m is not None and m.group("string"):
-                i = m.end()
-                continue
-        elif c == "/" and i + 1 < n and text[i + 1] in "*/":
-            m = _LEXEME.match(text, i)
-            if m is not None:
-                i = m.end()
+        elif c in "\"'" or (c == "/" and text.startswith(("/*", "//"), i)):
+            skipped = _LEXEME.match(text, i)
+            if skipped is not None and skipped.end() > i:
+                i = skipped.end()
                 continue
         i += 1
-    return -1
 
 
 def _split_arguments(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -341,7 +361,11 @@ def _split_arguments(text: str, start: int, end: int) -> list[tuple[int, int]]:
     depth = 0
     arg_start = start
     i = start
-    while i < end:
+    while True:
+        m = _PUNCTUATION.search(text, i, end)
+        if m is None:
+            break
+        i = m.start()
         c = text[i]
         if c in "([{":
             depth += 1
@@ -350,10 +374,10 @@ def _split_arguments(text: str, start: int, end: int) -> list[tuple[int, int]]:
         elif c == "," and depth == 0:
             ranges.append((arg_start, i))
             arg_start = i + 1
-        elif c in "\"'":
-            m = _LEXEME.match(text, i)
-            if m is not None and m.group("string"):
-                i = m.end()
+        elif c in "\"'" or (c == "/" and text.startswith(("/*", "//"), i)):
+            skipped = _LEXEME.match(text, i)
+            if skipped is not None and skipped.end() > i:
+                i = skipped.end()
                 continue
         i += 1
     ranges.append((arg_start, end))
@@ -385,20 +409,43 @@ class _Expander:
         self.structural: dict[int, bool] = {}  # id(object-like macro) -> expanded
 
     def wanted(self, macro: Macro | None, at: int = 0) -> bool:
-        """Whether a use of `macro` is expanded: a function-like macro, or an object-like one whose
-        body is a statement, a launch or a brace, or names such a macro (`OP20` = `OP OP ...`)."""
+        """Whether every use of `macro` is expanded: a macro whose body launches, allocates, frees,
+        copies or sets device memory (what the analysis must see), an object-like one whose body is
+        a statement or a brace (`#define OP { s += v; }`), empty, or qualifiers, or one whose body
+        names such a macro (`OP20` = `OP OP ...`).  Other function-like macros are expanded only at
+        uses that do not parse as calls (`needed_at`): `CHECK(cudaMalloc(&p, n));` reads as a call
+        whose argument is the allocation, and expanding every such wrapper costs half the analysis."""
         if macro is None:
             return False
-        if self.everything or macro.params is not None:
+        if self.everything:
             return True
         known = self.structural.get(id(macro))
         if known is None:
             self.structural[id(macro)] = False  # a cycle reads as plain
-            known = bool(_STRUCTURAL.search(macro.body)) or any(
-                self.wanted(self.lookup(word, at), at) for word in set(_IDENT.findall(macro.body))
-                if word != macro.name and self.lookup(word, at) is not None)
+            body = macro.body
+            known = ("<<<" in body or _DEVICE_MEMORY_CALL.search(body) is not None
+                     or (macro.params is None and (not body or _QUALIFIERS.fullmatch(body) is not None
+                                                   or _STRUCTURAL.search(body) is not None))
+                     or any(self.wanted(self.lookup(word, at), at) for word in set(_IDENT.findall(body))
+                            if word != macro.name and self.lookup(word, at) is not None))
             self.structural[id(macro)] = known
         return known
+
+    def needed_at(self, macro: Macro | None, text: str, end: int, args: list[tuple[int, int]]) -> bool:
+        """Whether a use of a function-like macro must be expanded to parse: it stands as a statement
+        with no `;` after it, or an argument is a type or holds a statement (`ALLOC(float, p, n)`)."""
+        if macro is None or macro.params is None:
+            return False
+        rest = text[end:end + 400]
+        blanks = _COMMENTS_AND_BLANKS.match(rest)
+        rest = rest[blanks.end():] if blanks else rest
+        if not rest.startswith((";", ")", ",", ".", "-", "+", "*", "/", "=", "!", "<", ">", "&", "|", "?", ":", "]",
+                                "[", "%", "^")):
+            return True
+        if not _TYPE_WORD.search(text, args[0][0] if args else end, end) and not any(
+                ";" in text[a:b] or "{" in text[a:b] for a, b in args):
+            return False
+        return any(_TYPE_ARGUMENT.fullmatch(text[a:b]) or ";" in text[a:b] or "{" in text[a:b] for a, b in args)
 
     def rescan(self, text: str, origins: list[int], hide: frozenset[str], at: int) -> tuple[str, list[int]]:
         out: list[str] = []
@@ -411,12 +458,14 @@ class _Expander:
             if name in hide:
                 continue
             macro = self.lookup(name, at)
-            if not self.wanted(macro, at):
+            if macro is None or (macro.params is None and not self.wanted(macro, at)):
                 continue
             use = self.use(text, m.start(), m.end(), macro)
             if use is None:
                 continue
             end, args = use
+            if not self.wanted(macro, at) and not self.needed_at(macro, text, end, args):
+                continue
             expansion, exp_origins = self.expand(macro, [(text[a:b], origins[a:b]) for a, b in args],
                                                  hide | {name}, at)
             out.append(text[pos:m.start()])
@@ -536,7 +585,8 @@ def _respell(m: re.Match) -> str:
     spelled = m.group(0)
     if spelled.startswith("typeid"):
         return re.sub(r"[^\w]", "_", spelled)
-    return "new" + " " * (len(spelled) - 3)
+    # `new const T *[n]` -> `new       T  [n]`: an array of host pointers either way
+    return "new" + re.sub(r"\bconst\b", "     ", spelled[3:]).replace("*", " ")
 
 
 def _whole_lines(text: str, start: int, end: int) -> tuple[int, int]:
@@ -660,10 +710,11 @@ def _in_line_comment_or_string(text: str, pos: int) -> bool:
 
 
 class _Preprocessor:
-    def __init__(self, text: str, path: Path | None, view: BuildView) -> None:
+    def __init__(self, text: str, path: Path | None, view: BuildView, repair: bool) -> None:
         self.text = text
         self.path = path
         self.view = view
+        self.repair = repair
         # name -> [(offset it is defined from, Macro or None for #undef)], in file order
         self.history: dict[str, list[tuple[int, Macro | None]]] = {}
         self.header_values: dict[str, str] = {}
@@ -727,10 +778,13 @@ class _Preprocessor:
 
     def expand(self, text: str) -> Preprocessed:
         expander = _Expander(self.lookup)
+        repairable = not self.repair and any(macro is not None and macro.params is not None
+                                             for entries in self.history.values() for _, macro in entries)
         names = [n for n, entries in self.history.items()
-                 if any(expander.wanted(macro, offset) for offset, macro in entries)]
+                 if any(macro is not None and ((self.repair and macro.params is not None) or expander.wanted(macro, offset))
+                        for offset, macro in entries)]
         if not names:
-            return Preprocessed(text.encode("latin-1"), header_macros=self.header_values)
+            return Preprocessed(text.encode("latin-1"), header_macros=self.header_values, repairable=repairable)
         uses = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
         hidden = _block_comments(text) + [(start, end) for start, end, _, _ in _directives(text, _block_comments(text))]
         hidden.sort()
@@ -744,13 +798,14 @@ class _Preprocessor:
             if m.start() < pos or _within(hidden, hidden_starts, m.start()) or _in_line_comment_or_string(text, m.start()):
                 continue
             macro = self.lookup(m.group(0), m.start())
-            if not expander.wanted(macro, m.start()):
+            if macro is None or (macro.params is None and not expander.wanted(macro, m.start())):
                 continue
-            assert macro is not None
             use = expander.use(text, m.start(), m.end(), macro)
             if use is None:
                 continue
             end, args = use
+            if not expander.wanted(macro, m.start()) and not (self.repair and expander.needed_at(macro, text, end, args)):
+                continue
             expander.budget = _MAX_EXPANSION
             try:
                 result, origins = expander.expand(
@@ -771,8 +826,8 @@ class _Preprocessor:
             expanded.append(_whole_lines(text, m.start(), end))
             pos = end
         if not expanded:
-            return Preprocessed(text.encode("latin-1"), header_macros=self.header_values)
+            return Preprocessed(text.encode("latin-1"), header_macros=self.header_values, repairable=repairable)
         mapping.starts.append(length)
         mapping.pieces.append((pos, None))
         out.append(text[pos:])
-        return Preprocessed("".join(out).encode("latin-1"), mapping, expanded, self.header_values)
+        return Preprocessed("".join(out).encode("latin-1"), mapping, expanded, self.header_values, repairable)
