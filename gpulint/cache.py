@@ -67,6 +67,7 @@ class ResultCache:
                 return None
             result = FileResult(data["path"], [finding_from_dict(f) for f in data["findings"]],
                                 list(data["diagnostics"]), list(data["notes"]), unanalysed=list(data["unanalysed"]),
+                                allocation_sites=tuple(data["allocation_sites"]),
                                 summary=FileSummary.from_json(data["summary"]) if data["summary"] else None,
                                 depends=str(data["depends"]), cached=True)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -79,6 +80,7 @@ class ResultCache:
             return
         entry = {"key": key, "path": result.path, "findings": [finding_to_dict(f) for f in result.findings],
                  "diagnostics": result.diagnostics, "notes": result.notes, "unanalysed": result.unanalysed,
+                 "allocation_sites": list(result.allocation_sites),
                  "summary": result.summary.to_json() if result.summary is not None else None,
                  "depends": result.depends}
         try:

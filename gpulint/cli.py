@@ -101,7 +101,7 @@ def _discovery_options(command):
 
 
 def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
-            errors: int = 0, hidden: str = "") -> None:
+            errors: int = 0, hidden: str = "", coverage: str = "") -> None:
     """Write findings in a format (or per-rule counts) to stdout or `output`."""
     from gpulint.output import FORMATS
 
@@ -111,6 +111,8 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         for f in findings:
             counts[f.code] = counts.get(f.code, 0) + 1
         rows = [f"{n:>6}  {code}  {_rules()[code].name}" for code, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+        if coverage:
+            rows.append(coverage)
         _write("".join(row + "\n" for row in rows), output, False)
     else:
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors, hidden=hidden), output,
@@ -197,7 +199,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
-            len(report.errors), hidden=report.unanalysed_summary())
+            len(report.errors), hidden=report.unanalysed_summary(), coverage=report.allocation_sites_line())
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
 
 

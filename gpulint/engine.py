@@ -20,6 +20,7 @@ from gpulint.config import Resolver, Settings
 from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
                                resolver_of)
 from gpulint.findings import Finding
+from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
 from gpulint.results import FileResult, Report
 from gpulint.rules import RULES, RuleSettings
@@ -113,8 +114,11 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
         result.unanalysed = list(skipped)
+        result.allocation_sites = unit.allocation_sites if unit.allocation_sites != (0, 0) else _sites_of(unit)
         phase = "checking"
         findings = analyse_unit(unit, codes, settings, result, display)
+        if unit.expanded:
+            withhold_fixes_in_macros(findings, unit.expanded)
         if unparsable is not None:
             findings.extend(unreadable_file(display, unparsable.why, unparsable.row, unparsable.column))
         phase = "applying suppressions"
@@ -127,6 +131,21 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
     except Exception as exc:  # an analysis bug must not lose the other files
         internal_error(result, display, phase, exc, settings)
     return result
+
+
+def _sites_of(unit: Unit) -> tuple[int, int]:
+    """(allocation sites in scopes analysed, all) of a unit whose frontend did not count them."""
+    sites = {(h.alloc.location.row, h.alloc.location.column): h.incomplete for h in unit.histories if h.alloc}
+    return sum(not incomplete for incomplete in sites.values()), len(sites)
+
+
+def withhold_fixes_in_macros(findings: list[Finding], expanded: list[tuple[int, int]]) -> None:
+    """A fix that would edit at or inside an expanded macro use is dropped: the finding stands (it
+    is true of the expansion), but the text there is not the code the fix was built from."""
+    for finding in findings:
+        if finding.fix is not None and finding.fix.edits and touches_macro_uses(finding.fix, expanded):
+            finding.fix = None
+            finding.properties["fix_withheld"] = "edits a macro use"
 
 
 # ------------------------------------------------------------------------- many files
@@ -270,6 +289,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
     findings: list[Finding] = []
     notes: list[str] = []
     unanalysed: list[tuple[str, str]] = []
+    analysed_sites = all_sites = 0
     for r, (_, _, codes) in zip(results[:reported], work):
         assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
@@ -277,8 +297,10 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         notes.extend(r.notes)
         errors.extend(r.errors)
         unanalysed.extend((r.path, name) for name in r.unanalysed)
+        analysed_sites += r.allocation_sites[0]
+        all_sites += r.allocation_sites[1]
     findings.sort(key=Finding.sort_key)
-    return Report(findings, diagnostics, notes, len(files), errors, unanalysed)
+    return Report(findings, diagnostics, notes, len(files), errors, unanalysed, (analysed_sites, all_sites))
 
 
 def compile_database_errors(all_settings) -> list[str]:

@@ -589,6 +589,10 @@ class Unit:
     language: str = "cuda"  # cuda | python: rules run on the units of the languages they declare
     # A run's memory pools over time (GL104).
     pools: list[PoolSample] = field(default_factory=list)
+    # Byte ranges of macro uses the preprocessor expanded: no fix edits inside one.
+    expanded: list[tuple[int, int]] = field(default_factory=list)
+    # A parsed file's allocation sites: (in functions analysed, in all), for `--statistics`.
+    allocation_sites: tuple[int, int] = (0, 0)
 
     @property
     def observed(self) -> bool:

@@ -28,6 +28,7 @@ class FileResult:
     summary: FileSummary | None = None
     depends: str = ""
     cached: bool = False  # read from the cache, not analysed in this run
+    allocation_sites: tuple[int, int] = (0, 0)  # (in functions analysed, in all), for --statistics
 
 
 @dataclass
@@ -38,6 +39,14 @@ class Report:
     files: int
     errors: list[str] = field(default_factory=list)  # internal errors and unusable input: exit 2
     unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, function) skipped for parse errors
+    allocation_sites: tuple[int, int] = (0, 0)  # (in functions analysed, in all files' functions)
+
+    def allocation_sites_line(self) -> str:
+        """`allocation sites analysed: 412 of 420 (98.1%)`, or "" when no file has one."""
+        analysed, total = self.allocation_sites
+        if not total:
+            return ""
+        return f"allocation sites analysed: {analysed} of {total} ({100 * analysed / total:.1f}%)"
 
     def unanalysed_summary(self) -> str:
         """`3 functions in 2 files were not analysed (parse errors); -v lists them`, or ""."""

@@ -192,5 +192,6 @@ def test_github_format_statistics_and_exit_zero(tmp_path: Path) -> None:
     assert len(out) == 2 and out[1].startswith("::warning file=late.cu,line=7,")
     stats = run("check", "--statistics", "late.cu", cwd=tmp_path)
     assert stats.exit_code == 1
-    assert stats.output == "     1  GL002  late-deallocation\n     1  GL003  redundant-allocation\n"
+    assert stats.output == ("     1  GL002  late-deallocation\n     1  GL003  redundant-allocation\n"
+                            "allocation sites analysed: 2 of 2 (100.0%)\n")
     assert run("check", "--exit-zero", "late.cu", cwd=tmp_path).exit_code == 0

@@ -24,6 +24,14 @@ def remove_statement(path: str, source: bytes, start: int, end: int) -> Edit:
     return Edit(path, s, e, "")
 
 
+def touches_macro_uses(fix: Fix, expanded: list[tuple[int, int]]) -> bool:
+    """Whether an edit of `fix` touches a macro use the preprocessor expanded, its two ends
+    included.  The text there is the macro's name and arguments, not the statements the fix was
+    built from; and a statement from the macro's body spans the whole use, so an insertion before
+    it (a free before a `return` in the body) cannot be told from one before the whole use."""
+    return any(start <= edit.end and edit.start <= end for edit in fix.edits for start, end in expanded)
+
+
 def allowed(fix: Fix | None, unsafe: bool) -> bool:
     if fix is None:
         return False

@@ -6,14 +6,17 @@ it can skip it.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Callable
 
 from tree_sitter import Language, Node, Parser
 
 from gpulint.static import syntax as s
 from gpulint.static import unknown
+from gpulint.static.preprocess import Mapping, Preprocessed
 
 _CAST_CALLS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
 _LITERAL_TYPES = {
@@ -45,10 +48,24 @@ def _parser() -> Parser:
     return Parser(_language())
 
 
-def parse(path: str, source: bytes) -> s.TranslationUnit:
-    tree = _parser().parse(source)
-    lowering = _Lowering(path, source)
+def parse(path: str, source: bytes, pre: Preprocessed | None = None,
+          repair: Callable[[], Preprocessed] | None = None) -> s.TranslationUnit:
+    """The syntax tree of `source`; with `pre`, of the text the preprocessor made of it (spans
+    stay in `source`'s coordinates).  When that text has syntax errors and `pre` left macros that
+    might be why, `repair()` gives the text with those expanded, which is parsed instead."""
+    text = pre.text if pre is not None else source
+    tree = _parser().parse(text)
+    if tree.root_node.has_error and pre is not None and pre.repairable and repair is not None:
+        pre = repair()
+        text = pre.text
+        tree = _parser().parse(text)
+    lowering = _Lowering(path, text, pre.mapping if pre is not None else None, source)
     lowering.top_level(tree.root_node, scope=())
+    if pre is not None:
+        for name, value in pre.header_macros.items():
+            if name not in lowering.macros:
+                lowering.macros[name] = s.Macro(name=name, text=value, value=parse_expression(value) if value else None,
+                                                span=s.Span(0, 0, 1, 1, 1, 1))
     tu = s.TranslationUnit(
         path=path,
         source=source,
@@ -59,6 +76,7 @@ def parse(path: str, source: bytes) -> s.TranslationUnit:
         errors=lowering.errors,
         frontend="tree-sitter",
         unknown=dict(lowering.unknown),
+        expanded=list(pre.expanded) if pre is not None else [],
     )
     return tu
 
@@ -85,9 +103,12 @@ def parse_expression(text: str) -> s.Expr | None:
 
 
 class _Lowering:
-    def __init__(self, path: str, source: bytes) -> None:
+    def __init__(self, path: str, source: bytes, mapping: Mapping | None = None, original: bytes = b"") -> None:
         self.path = path
-        self.source = source
+        self.source = source  # the text parsed: node offsets index it
+        self.mapping = mapping  # parsed offsets -> `original` offsets, when they differ
+        if mapping is not None:
+            self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", original)]
         self.functions: list[s.Function] = []
         self.macros: dict[str, s.Macro] = {}
         self.globals: list[s.Decl] = []
@@ -98,8 +119,15 @@ class _Lowering:
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
+        if self.mapping is not None:
+            start, end = self.mapping.start(node.start_byte), self.mapping.end(node.end_byte)
+            return s.Span(start, end, *self._point(start), *self._point(end))
         (r0, c0), (r1, c1) = node.start_point, node.end_point
         return s.Span(node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        row = bisect.bisect_right(self.line_starts, offset)
+        return row, offset - self.line_starts[row - 1] + 1
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")

@@ -135,7 +135,9 @@ def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, li
     summary = FileSummary(tu.path, kernels=ctx.kernels, hosts=ctx.hosts, members=_member_facts(ctx))
     _follow_members(ctx)
     summary.refs = list(view.asked)
-    return Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source), ctx.skipped, summary
+    unit = Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source, expanded=tu.expanded,
+                allocation_sites=_allocation_sites(tu, histories))
+    return unit, ctx.skipped, summary
 
 
 def _follow_members(ctx: _UnitContext) -> None:
@@ -235,6 +237,21 @@ def _member_path(expr: s.Expr) -> str | None:
     """`p->a` as `p.a` (a member access path), else None."""
     path = s.path_of(s.strip_parens_and_casts(expr))
     return path if path is not None and "." in path else None
+
+
+_ALLOCATION_CALL = re.compile(rb"\b(?:" + b"|".join(re.escape(name.encode()) for name in api.ALLOC) + rb")\s*\(")
+
+
+def _allocation_sites(tu: s.TranslationUnit, histories: list[ObjectHistory]) -> tuple[int, int]:
+    """(allocation sites in functions analysed, in all functions).  A function with a parse error
+    counts the allocation calls its text spells, as its tree may have lost some."""
+    sites = {(h.alloc.location.row, h.alloc.location.column) for h in histories
+             if h.alloc is not None and not h.incomplete}
+    lost = 0
+    for function in tu.functions:
+        if function.has_errors:
+            lost += len(_ALLOCATION_CALL.findall(tu.source, function.span.start, function.span.end))
+    return len(sites), len(sites) + lost
 
 
 def _callees(function: s.Function) -> set[str]:

@@ -295,6 +295,9 @@ class TranslationUnit:
     frontend: str = ""
     # Statement kinds the frontend has no lowering for, skipped (how many of each): `-v` names them.
     unknown: dict[str, int] = field(default_factory=dict)
+    # Byte ranges of the macro uses the preprocessor expanded (`gpulint.static.preprocess`): what
+    # came from a macro body is reported at the use, and no fix may edit inside one.
+    expanded: list[tuple[int, int]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- helpers
