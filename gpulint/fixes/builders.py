@@ -272,6 +272,8 @@ def move_allocation_down(source: bytes, histories: list[ObjectHistory], h: Objec
     to just before the first thing that touches it otherwise (at most `first_use`), entering the
     constructs of `enter`; None when no such move keeps the program's meaning."""
     path, alloc = h.alloc.location.path, h.alloc
+    if alloc.op is not Op.ALLOC:
+        return None  # allocated inside a call (`setup(&d)` allocating `d.buf`): the call does more than that
     own_block = placement.constructs(alloc, h.timeline)
     movers = [alloc] + [e for e in initialising_writes(h, first_use.t)
                         if e.t > alloc.t and placement.constructs(e, h.timeline) == own_block]

@@ -30,7 +30,9 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     Flags a device allocation that some path through its function leaves without freeing,
     when the pointer does not leave the function (returned, stored in a member, a global or
     an out-parameter, or handed to code gpulint cannot see). Struct members are tracked by
-    member name across the file: a `cudaFree(p->buf)` anywhere frees every `buf`.
+    member name across the program (`gpulint check DIR` reads the files as one): a
+    `cudaFree(p->buf)` anywhere frees every `buf`, and a struct returned by value does not
+    make its members escape.
 
     ## Why is this bad?
     Leaked device memory stays reserved until the process ends; in a long-running service or
@@ -63,7 +65,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue  # framework arrays are freed by reference counting
         if h.member:
             if not h.frees:
-                message = f"`{h.name}` is allocated at line {h.alloc.location.row} and never freed anywhere in this file"
+                message = f"`{h.name}` is allocated at line {h.alloc.location.row} and never freed anywhere in the program"
                 yield make("GL005", h.alloc.location, message, h, [])
             continue
         leaks: list[Event] = []

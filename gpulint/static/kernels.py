@@ -190,6 +190,9 @@ class _BodyScan:
         targets = [t for t in self.summaries.get(name, []) if len(t.params) >= len(node.args) or not t.params]
         if not isinstance(node.callee, s.Name):
             self.expr(node.callee, Access.READ)
+        elif node.callee.id in self.index and self.index[node.callee.id] in self.pointer_params:
+            # A pointer parameter "called": a function-like macro indexing it (`#define RF(q) RF[q]`).
+            self.record({self.index[node.callee.id]}, Access.READ | Access.WRITE)
         for i, arg in enumerate(node.args):
             param = self.param_of(arg) & self.pointer_params
             if param:

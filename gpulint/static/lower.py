@@ -96,7 +96,11 @@ def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, li
     def lower_one(function: s.Function) -> None:
         lowering = _FunctionLowering(ctx, function)
         lowering.run()
-        ctx.hosts.setdefault(function.name, []).append(lowering.summary())
+        summary = lowering.summary()
+        # A body with a parse error may do more than it shows: for other files, its calls may also
+        # use any pointer passed (as for a definition under `#if`).
+        summary.conditional |= function.has_errors
+        ctx.hosts.setdefault(function.name, []).append(summary)
         if function.has_errors:
             ctx.skipped.append(function.qualname or function.name)
             for h in lowering.histories():
@@ -132,12 +136,24 @@ def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, li
             ctx.trade(a, b)
     for f in host_functions:
         visit(f)
-    summary = FileSummary(tu.path, kernels=ctx.kernels, hosts=ctx.hosts, members=_member_facts(ctx))
+    summary = FileSummary(tu.path, kernels=_exported_kernels(tu, ctx.kernels), hosts=ctx.hosts,
+                          members=_member_facts(ctx))
     _follow_members(ctx)
     summary.refs = list(view.asked)
     unit = Unit(path=tu.path, histories=histories, timelines=timelines, source=tu.source, expanded=tu.expanded,
                 allocation_sites=_allocation_sites(tu, histories))
     return unit, ctx.skipped, summary
+
+
+def _exported_kernels(tu: s.TranslationUnit, kernels: dict[str, list[KernelSummary]]) -> dict[str, list[KernelSummary]]:
+    """The kernel summaries other files may rely on: a kernel with a parse error in its body may
+    dereference any of its pointers (its own file judges it as it parsed)."""
+    broken = {id(f.params) for f in tu.functions if f.has_errors and (f.is_kernel or f.is_device)}
+    if not broken:
+        return kernels
+    every = Access.READ | Access.WRITE
+    return {name: [KernelSummary(k.name, k.params, [every] * len(k.params), k.is_kernel) if id(k.params) in broken
+                   else k for k in summaries] for name, summaries in kernels.items()}
 
 
 def _follow_members(ctx: _UnitContext) -> None:
@@ -472,8 +488,10 @@ class _FunctionLowering(ScopeLowering):
                     [((RETURNED, member), oid) for member, oid in self.return_allocs.items()]
         for key, oid in allocated:
             history = self.objects[oid]
-            if history.frees or history.alloc is None:
-                continue  # freed before the function returns: a temporary, not the caller's
+            if history.frees or history.alloc is None or history.alloc.guards or history.alloc.loops:
+                # Freed before the function returns (a temporary), or allocated only on some calls
+                # (`if (!p->buf) cudaMalloc(&p->buf, ...)`): not the caller's object from each call on.
+                continue
             result.member_allocs[key] = history.alloc.api
             access = Access.NONE
             for touch in history.uses:
@@ -1183,8 +1201,8 @@ class _FunctionLowering(ScopeLowering):
         made: dict[tuple[int, str], int] = {}
         for c in candidates:
             for (i, member), allocator in c.member_allocs.items():
-                if (i, member) in made or (i != RETURNED and i not in bases):
-                    continue
+                if (i, member) in made or (i != RETURNED and i not in bases) or self.loop_stack:
+                    continue  # a call in a loop would stand for a new object each iteration
                 path = f"{bases[i]}.{member}" if i != RETURNED else member
                 oid = next(self.ctx.ids)
                 spec = api.ALLOC.get(allocator.rsplit("::", 1)[-1])
@@ -1231,7 +1249,11 @@ class _FunctionLowering(ScopeLowering):
 
     def note_struct_frees(self, arg: s.Expr, event: Event, candidates: list[HostSummary], index: int) -> None:
         if any(index in c.frees for c in candidates):
-            self.ctx.member_frees.setdefault("*", []).append(event)
+            stripped = s.strip_parens_and_casts(arg)
+            # `release(&s->buf)` frees the member it points to; `release(s)`, a struct's members.
+            slot = self.member_slot(s.strip_parens_and_casts(stripped.operand)) \
+                if isinstance(stripped, s.Unary) and stripped.op == "&" else None
+            self.ctx.member_frees.setdefault(slot or "*", []).append(event)
 
     def unknown_call(self, call: s.Call, name: str) -> None:
         library = api.is_library_call(name)

@@ -16,10 +16,12 @@ functions that call functions of other files depend on those files' summaries: t
 the second pass over the files whose dependencies changed until nothing does.
 
 Names resolve as the linker would find them, as well as a linter can: a file's own definition
-first (never asked for), then a definition in a file it includes, then any other file's.  Several
+first (never asked for), then a definition in a file it includes, then any other file's but one
+that defines `main` (the root of another program).  Several
 definitions of one name (two programs in one folder, `#if` variants) are merged conservatively,
 as same-file overloads are.  Struct members are followed by member name among the files of one
-program: files joined by a resolved call, launch or include.
+program: a file defining `main` and the files it reaches through the definitions it uses and the
+files it includes (see `Table._find_programs`).
 """
 from __future__ import annotations
 
@@ -182,20 +184,44 @@ class Table:
                 self._hosts.setdefault(name, []).append(path)
             for name in summary.kernels:
                 self._kernels.setdefault(name, []).append(path)
-        self._program = self._programs()
-        self._members_of: dict[int, list[str]] = {}
-        for path, number in self._program.items():
-            self._members_of.setdefault(number, []).append(path)
+        self._programs = self._find_programs()
 
     def _definers(self, path: str, defined: dict[str, list[str]], name: str) -> list[str]:
-        """The files whose definition of `name` a call in `path` reaches: an included file's, else any other's."""
+        """The files whose definition of `name` a call in `path` reaches: an included file's, else
+        any other's but a file defining `main` (another program's, as far as a linter can tell)."""
         files = [f for f in defined.get(name, []) if f != path]
         included = set(self.includes.get(path, ()))
-        return [f for f in files if f in included] or files
+        return [f for f in files if f in included] or [f for f in files if "main" not in self.summaries[f].hosts]
 
-    def _programs(self) -> dict[str, int]:
-        """Files joined by a resolved call, launch or include belong to one program (a number)."""
-        parent = {path: path for path in self.summaries}
+    def _uses(self, path: str) -> list[str]:
+        """The files whose definitions `path` uses, and those it includes."""
+        used = list(self.includes.get(path, ()))
+        for ref in self.summaries[path].refs:
+            if ref.startswith(HOST):
+                used += self._definers(path, self._hosts, ref[len(HOST):])
+            elif ref.startswith(KERNEL):
+                used += self._definers(path, self._kernels, ref[len(KERNEL):])
+        return used
+
+    def _find_programs(self) -> dict[str, list[frozenset[str]]]:
+        """The programs each file belongs to.  A program is a file defining `main` and every file
+        it reaches through the definitions it uses and the files it includes: two programs in one
+        folder that share a header are still two.  Files no `main` reaches (a library) form
+        programs with the files they are joined to by uses, either way."""
+        uses = {path: self._uses(path) for path in self.summaries}
+        programs: dict[str, list[frozenset[str]]] = {path: [] for path in self.summaries}
+        for root in sorted(p for p, summary in self.summaries.items() if "main" in summary.hosts):
+            reached = {root}
+            pending = [root]
+            while pending:
+                for other in uses[pending.pop()]:
+                    if other not in reached:
+                        reached.add(other)
+                        pending.append(other)
+            program = frozenset(reached)
+            for path in program:
+                programs[path].append(program)
+        parent = {path: path for path in self.summaries if not programs[path]}
 
         def find(p: str) -> str:
             while parent[p] != p:
@@ -203,20 +229,20 @@ class Table:
                 p = parent[p]
             return p
 
-        for path, summary in self.summaries.items():
-            linked = list(self.includes.get(path, ()))
-            for ref in summary.refs:
-                if ref.startswith(HOST):
-                    linked += self._definers(path, self._hosts, ref[len(HOST):])
-                elif ref.startswith(KERNEL):
-                    linked += self._definers(path, self._kernels, ref[len(KERNEL):])
-            for other in linked:
-                parent[find(other)] = find(path)
-        roots: dict[str, int] = {}
-        return {path: roots.setdefault(find(path), len(roots)) for path in self.summaries}
+        for path in parent:
+            for other in uses[path]:
+                if other in parent:
+                    parent[find(other)] = find(path)
+        groups: dict[str, set[str]] = {}
+        for path in parent:
+            groups.setdefault(find(path), set()).add(path)
+        for group in groups.values():
+            for path in group:
+                programs[path].append(frozenset(group))
+        return programs
 
     def _slot(self, path: str, name: str) -> SlotFacts | None:
-        files = self._members_of.get(self._program.get(path, -1), [])
+        files = set().union(*self._programs.get(path, []))
         if len(files) < 2:
             return None
         members = [(p, self.summaries[p].members) for p in sorted(files)]
