@@ -31,6 +31,7 @@ class HostSummary:
     access: dict[int, Access] = field(default_factory=dict)  # parameter index -> use
     frees: set[int] = field(default_factory=set)
     escapes: set[int] = field(default_factory=set)
+    host: set[int] = field(default_factory=set)  # parameters only the host dereferences (`s += p[i]`)
     nparams: int = 0
     conditional: bool = False  # defined under #if: the build may use another definition
 
@@ -306,6 +307,8 @@ class _FunctionLowering(ScopeLowering):
                     access |= touch.access
             if access:
                 result.access[index] = access
+                if all(t.event.op is Op.HOST for t in history.touches if t.use):
+                    result.host.add(index)
             if history.frees:
                 result.frees.add(index)
             if history.escapes:
@@ -331,13 +334,16 @@ class _FunctionLowering(ScopeLowering):
         versions = frozenset((name, self.assignments[name]) for name in names if name in self.assignments)
         return Size(size.value, size.expr, size.constant_only, frozenset(names), span, versions)
 
-    def host_access(self, pointer: s.Expr, span: s.Span) -> None:
-        """`m[i]` or `*m` in host code: managed memory is read or written right here, so it must
-        stay allocated until this statement (a free moved above it is a use after free)."""
-        managed = {oid for oid in self.refs(pointer) if self.objects[oid].kind is Kind.MANAGED}
+    def host_access(self, pointers: list[s.Expr], span: s.Span, api: str | None = None) -> None:
+        """`m[i]`, `*m`, `m->x`, `memcpy(h, m, n)` in host code: managed memory is read or written right
+        here, a use like a kernel's (it must be allocated from the first such access to the last).
+        A parameter dereferenced here makes calls of this function uses of what they pass for it."""
+        params = set(self.param_objects.values())
+        managed = {oid for pointer in pointers for oid in self.refs(pointer)
+                   if self.objects[oid].kind is Kind.MANAGED or oid in params}
         if managed:
-            event = self.event(Op.HOST, self.text(span), span)
-            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=False, definite=len(managed) == 1))
+            event = self.event(Op.HOST, api or self.text(span), span)
+            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=True, definite=len(managed) == 1))
 
     def assigned(self, expr: s.Expr | None) -> None:
         """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call):
@@ -636,13 +642,23 @@ class _FunctionLowering(ScopeLowering):
             return created | self.call(expr)
         if isinstance(expr, s.Assign):
             created = self.expr(expr.value)
+            if not isinstance(s.strip_parens_and_casts(expr.target), s.Name):
+                self.expr(expr.target)  # `m[i] = v`: the host writes managed memory
             self.assigned(expr.target)
             self.assign(expr, created)
             return created
         if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
             self.assigned(expr.operand)
+        if isinstance(expr, s.Sizeof):
+            return set()  # not evaluated
+        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
+            return self.expr(expr.operand.base) | self.expr(expr.operand.index)  # `&m[i]` reads nothing
+        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Member) and expr.operand.arrow:
+            return self.expr(expr.operand.base)  # nor does `&m->x`
         if isinstance(expr, s.Index) or (isinstance(expr, s.Unary) and expr.op == "*"):
-            self.host_access(expr.base if isinstance(expr, s.Index) else expr.operand, expr.span)
+            self.host_access([expr.base if isinstance(expr, s.Index) else expr.operand], expr.span)
+        elif isinstance(expr, s.Member) and expr.arrow:
+            self.host_access([expr.base], expr.span)
         if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
@@ -745,6 +761,9 @@ class _FunctionLowering(ScopeLowering):
             a, b = (s.path_of(x) for x in args)
             if a and b:
                 self.bindings[a], self.bindings[b] = self.bindings.get(b, set()), self.bindings.get(a, set())
+            return set()
+        if name in api.HOST_MEMORY:
+            self.host_access(args, call.span, name)
             return set()
         if name in api.NO_ACCESS or name in api.PROGRAM_EXIT:
             return set()
@@ -897,6 +916,7 @@ class _FunctionLowering(ScopeLowering):
     def known_call(self, call: s.Call, name: str, candidates: list[HostSummary]) -> None:
         launches = max(c.launches for c in candidates)
         event = self.event(Op.CALL, name, call.span, launches=launches, names=_names(*call.args))
+        host_event: Event | None = None
         self.touch_held(event, call.args)
         for i, arg in enumerate(call.args):
             oids = self.refs(arg)
@@ -908,7 +928,11 @@ class _FunctionLowering(ScopeLowering):
                     access |= Access.READ | Access.WRITE
                 frees |= i in c.frees
                 escapes |= i in c.escapes
-            if oids and access:
+            if oids and access and all(i in c.host and not c.conditional for c in candidates):
+                # Only the host dereferences it in there (`checksum(m, n)`): a host access, as `m[i]` here is.
+                host_event = host_event or self.event(Op.HOST, f"{name}()", call.span)
+                self.touch(oids, Touch(host_event, access, use=True))
+            elif oids and access:
                 self.touch(oids, Touch(event, access, use=True))
             if frees:
                 for oid in oids:
