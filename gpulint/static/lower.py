@@ -334,11 +334,12 @@ class _FunctionLowering(ScopeLowering):
         versions = frozenset((name, self.assignments[name]) for name in names if name in self.assignments)
         return Size(size.value, size.expr, size.constant_only, frozenset(names), span, versions)
 
-    def host_access(self, pointers: list[s.Expr], span: s.Span, api: str | None = None) -> None:
+    def host_access(self, pointers: list[s.Expr], span: s.Span, api: str | None = None, params: bool = True) -> None:
         """`m[i]`, `*m`, `m->x`, `memcpy(h, m, n)` in host code: managed memory is read or written right
         here, a use like a kernel's (it must be allocated from the first such access to the last).
-        A parameter dereferenced here makes calls of this function uses of what they pass for it."""
-        params = set(self.param_objects.values())
+        A parameter dereferenced here makes calls of this function uses of what they pass for it
+        (not through `p->x`: a host struct's pointer, most often)."""
+        params = set(self.param_objects.values()) if params else set()
         managed = {oid for pointer in pointers for oid in self.refs(pointer)
                    if self.objects[oid].kind is Kind.MANAGED or oid in params}
         if managed:
@@ -658,7 +659,7 @@ class _FunctionLowering(ScopeLowering):
         if isinstance(expr, s.Index) or (isinstance(expr, s.Unary) and expr.op == "*"):
             self.host_access([expr.base if isinstance(expr, s.Index) else expr.operand], expr.span)
         elif isinstance(expr, s.Member) and expr.arrow:
-            self.host_access([expr.base], expr.span)
+            self.host_access([expr.base], expr.span, params=False)
         if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
