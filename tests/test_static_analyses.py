@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from gpulint.history import Access
+from gpulint.history import Access, Op
 from gpulint.static import cuda_treesitter
 from gpulint.static.kernels import summarize
 from gpulint.static.lower import lower
@@ -50,6 +50,49 @@ __global__ void k(T *out, const T *in, float *unused, int *counter, float *rows,
     assert rows == Access.READ | Access.WRITE
     assert via == Access.WRITE
     assert n == Access.NONE
+
+
+def test_host_accesses_of_managed_memory_are_uses() -> None:
+    unit = unit_of("""
+static float sum(const float *p, int n) { float s = 0; for (int i = 0; i < n; ++i) s += p[i]; return s; }
+int main() {
+  float *m;
+  cudaMallocManaged(&m, 64);
+  m[0] = 1.f;
+  float *q = &m[2];
+  size_t b = sizeof(m[0]);
+  memset(m, 0, 64);
+  float s = sum(m, 16);
+  cudaFree(m);
+  return 0;
+}
+""")
+    m = next(h for h in unit.histories if h.name == "m")
+    assert [(t.event.op, t.event.location.row, t.use) for t in m.touches] == [
+        (Op.HOST, 6, True), (Op.HOST, 9, True), (Op.HOST, 10, True)]
+
+
+def test_kernel_stores_of_pointer_parameters() -> None:
+    tu = cuda_treesitter.parse("k.cu", b"""
+struct Node { float *data; Node *next; };
+__device__ float *g_ws;
+__device__ void put(float **slot, float *v) { *slot = v; }
+__global__ void table(float **t, float *buf, int n) { t[threadIdx.x] = buf + threadIdx.x * n; }
+__global__ void link(Node *nodes, float *pool) {
+  float *p = pool + threadIdx.x;
+  nodes[threadIdx.x].data = p;
+  nodes[threadIdx.x].next = &nodes[threadIdx.x + 1];
+}
+__global__ void via(float **slots, float *v) { put(&slots[threadIdx.x], v); }
+__global__ void global(float *ws) { g_ws = ws; }
+__global__ void local(float *x) { float *q; q = x; q[0] = 1.f; }
+""")
+    k = {name: s[0] for name, s in summarize(tu.functions).items()}
+    assert k["table"].stores == {1: {0}} and k["table"].access[1] == Access.READ | Access.WRITE
+    assert k["link"].stores == {1: {0}}  # nodes[i].next = &nodes[j] links the buffer to itself
+    assert k["via"].stores == {1: {0}}
+    assert k["global"].stores == {0: {-1}}
+    assert k["local"].stores == {} and k["local"].access[0] == Access.WRITE
 
 
 @pytest.mark.parametrize("expr, value", [

@@ -900,6 +900,17 @@ class _FunctionLowering(ScopeLowering):
                 if carried:
                     self.touch(carried, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
             self.note_member_use(arg, event, access)
+            self.kernel_stores(call.args, i, oids, [summary.stores.get(i, set()) for summary in summaries])
+
+    def kernel_stores(self, args: list[s.Expr], index: int, oids: set[int], places: list[set[int]]) -> None:
+        """`table[i] = buf;` in the kernel: the object passed for `buf` escapes, and a later call or launch
+        that receives what was passed for `table` may use it (it holds the pointer, as a descriptor does)."""
+        if not oids or not any(places):
+            return
+        self.escape(oids, args[index].span, "stored by the kernel")
+        for place in set().union(*places):
+            if 0 <= place < len(args) and place != index:
+                self.hold(pointer_root(args[place]), oids)
 
     def note_member_use(self, arg: s.Expr, event: Event, access: Access) -> None:
         """Record a use of a member slot (or of a whole struct) for objects allocated elsewhere."""
