@@ -136,6 +136,48 @@ void f(int n) {
     assert sizes["b"].value is None and sizes["b"].expr == "n*4"
 
 
+def test_sizes_written_alike_differ_after_an_assignment_in_between() -> None:
+    unit = unit_of("""
+#include <iostream>
+struct Plan { size_t bytes; };
+int g_n;
+static void configure(int level) { g_n = 1024 >> level; }
+static void read_size(int &n) { std::cin >> n; }
+static void show(const int &n) {}
+void f(Plan cfg, int n, int m) {
+  float *a0, *a1, *b0, *b1, *c0, *c1, *d0, *d1, *e0, *e1, *s0, *s1, *t;
+  cudaMalloc(&a0, cfg.bytes);
+  cfg.bytes = cfg.bytes / 2;
+  cudaMalloc(&a1, cfg.bytes);
+  cudaMalloc(&b0, n * 4);
+  read_size(n);
+  cudaMalloc(&b1, n * 4);
+  cudaMalloc(&c0, n * 4);
+  show(n);
+  cudaMalloc(&c1, n * 4);
+  cudaMalloc(&d0, g_n * 4);
+  configure(1);
+  cudaMalloc(&d1, g_n * 4);
+  cudaMalloc(&e0, m * 4);
+  std::cin >> m;
+  cudaMalloc(&e1, m * 4);
+  size_t bytes = n * 4;
+  cudaMalloc(&s0, bytes);
+  for (int i = 0; i < 3; ++i) {
+    cudaMalloc(&t, bytes);
+    cudaMalloc(&s1, bytes);
+    bytes *= 2;
+  }
+}
+""")
+    sizes = {h.name: h.size for h in unit.histories}
+    for name in ("a", "b", "d", "e"):
+        assert not sizes[name + "0"].same_as(sizes[name + "1"]), name
+    assert sizes["c0"].same_as(sizes["c1"])  # a const reference cannot change n
+    assert not sizes["s0"].same_as(sizes["t"])  # `bytes *= 2` later in the loop: another version
+    assert sizes["t"].same_as(sizes["s1"])  # the same iteration, nothing assigned between
+
+
 def test_worked_example_of_design_section_7(tmp_path) -> None:
     # Allocated at T=2, first accessed at T=7, last at T=9, freed at T=12; T=3..6 and T=10..11 are
     # unrelated launches: GL001 with distance 4 and GL002 with distance 2.

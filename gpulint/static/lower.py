@@ -177,6 +177,22 @@ def _names(*exprs: s.Expr) -> frozenset[str]:
     return frozenset(names)
 
 
+def _writes_through(param: s.Param, source: bytes) -> bool:
+    """A parameter through which the callee may assign the caller's variable: `int &`, `Config *`
+    (not `const int &`, `const float *`). Its text as written: the frontends' types drop `const`."""
+    text = source[param.span.start:param.span.end].decode("utf-8", "replace") if param.span is not None else ""
+    if not param.name or not text.endswith(param.name):
+        text = param.type  # not this file's text (a function of another file), or unnamed
+    marker = max(text.rfind("*"), text.rfind("&"))
+    return marker >= 0 and re.search(r"\bconst\b", text[:marker]) is None
+
+
+def pointer_root_expr(expr: s.Expr) -> s.Expr | None:
+    """The variable a pointer expression starts from, as an expression (`p + i` -> `p`)."""
+    root = pointer_root(expr)
+    return s.Name(expr.span, root) if root is not None else None
+
+
 def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
     """Pointers a condition requires to be non-null: `p`, `p != NULL`, `nullptr != p`, `a && p`."""
     if cond is None:
@@ -279,6 +295,7 @@ class _FunctionLowering(ScopeLowering):
         # written with `bytes` is known to be the extent a kernel receives as `n`.
         self.derived_from: dict[str, set[str]] = {}
         self.assignments: dict[str, int] = {}  # variable -> assignments so far (see `assigned`)
+        self.mutable_globals: list[str] | None = None  # the file's non-const globals, when a call asks
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -347,11 +364,40 @@ class _FunctionLowering(ScopeLowering):
             self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=True, definite=len(managed) == 1))
 
     def assigned(self, expr: s.Expr | None) -> None:
-        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call):
-        sizes computed from it before and after differ (`Size.versions`)."""
-        expr = s.strip_parens_and_casts(expr) if expr is not None else None
-        if isinstance(expr, s.Name):
-            self.assignments[expr.id] = self.assignments.get(expr.id, 0) + 1
+        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call; to a
+        part of it: `cfg.bytes = ...`, `dims[0] = ...`, `p->n = ...`): sizes computed from it before
+        and after differ (`Size.versions`)."""
+        while expr is not None:
+            expr = s.strip_parens_and_casts(expr)
+            if isinstance(expr, s.Name):
+                self.bump(expr.id)
+                return
+            if isinstance(expr, (s.Member, s.Index)):
+                expr = expr.base
+            elif isinstance(expr, s.Unary) and expr.op == "*":
+                expr = pointer_root_expr(expr.operand)
+            else:
+                return
+
+    def bump(self, *names: str) -> None:
+        for name in names:
+            self.assignments[name] = self.assignments.get(name, 0) + 1
+
+    def call_assigns(self, call: s.Call) -> None:
+        """What a call of a function of this file may assign: an argument passed to a non-const reference
+        or pointer parameter (`read_size(n)` with `int &n`, `setup(cfg)` with `Config *cfg`), and the
+        file's globals (`configure(1)` sets `g_n`)."""
+        defs = self.ctx.host_defs.get(s.callee_name(call), [])
+        if not defs or call.launch is not None:
+            return
+        if self.mutable_globals is None:
+            self.mutable_globals = [v.name for d in self.ctx.tu.globals for v in d.vars
+                                    if not (v.is_const or v.is_constexpr) and v.name not in self.locals]
+        self.bump(*self.mutable_globals)
+        for f in defs:
+            for param, arg in zip(f.params, call.args):
+                if _writes_through(param, self.source):
+                    self.assigned(arg)
 
     def location(self, span: s.Span) -> Location:
         if self.ascii:  # byte columns are character columns
@@ -442,6 +488,10 @@ class _FunctionLowering(ScopeLowering):
         elif isinstance(stmt, s.ExprStmt):
             self.stmt_span = stmt.span
             self.expr(stmt.expr)
+            extracted = stmt.expr
+            while isinstance(extracted, s.Binary) and extracted.op == ">>":
+                self.assigned(extracted.right)  # `std::cin >> n;`: a shift as a statement reads a stream
+                extracted = extracted.left
         elif isinstance(stmt, s.Decl):
             self.stmt_span = stmt.span
             self.decl(stmt)
@@ -518,6 +568,10 @@ class _FunctionLowering(ScopeLowering):
             self.stmt(stmt.init)
         values, contents = self.modified_in(stmt)
         self.merge_swapped(stmt)
+        # What the loop changes has another value in each iteration and after the loop: a new version
+        # on entry (sizes before the change in the body differ from those before the loop) and on exit.
+        changed = {name.split(".", 1)[0] for name in values | contents}
+        self.bump(*changed)
         with self.looping(self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end)):
             if stmt.kind != "do" and stmt.cond is not None:
                 self.stmt_span = stmt.cond.span
@@ -529,6 +583,7 @@ class _FunctionLowering(ScopeLowering):
             if stmt.kind == "do" and stmt.cond is not None:
                 self.stmt_span = stmt.cond.span
                 self.expr(stmt.cond)
+        self.bump(*changed)
 
     def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str]]:
         """Names whose value the loop may change, and names whose pointed-to contents it may change."""
@@ -640,6 +695,7 @@ class _FunctionLowering(ScopeLowering):
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
                 self.expr(cfg)
+            self.call_assigns(expr)
             return created | self.call(expr)
         if isinstance(expr, s.Assign):
             created = self.expr(expr.value)
