@@ -187,10 +187,33 @@ def _writes_through(param: s.Param, source: bytes) -> bool:
     return marker >= 0 and re.search(r"\bconst\b", text[:marker]) is None
 
 
-def pointer_root_expr(expr: s.Expr) -> s.Expr | None:
-    """The variable a pointer expression starts from, as an expression (`p + i` -> `p`)."""
-    root = pointer_root(expr)
-    return s.Name(expr.span, root) if root is not None else None
+def _assigned_path(expr: s.Expr | None) -> str | None:
+    """What an assignment to `expr` changes, as sizes name it: `n`, `cfg.bytes` (`p->n`: `p.n`), `dims`
+    for `dims[0]`, `p` for `*p`."""
+    while expr is not None:
+        expr = s.strip_parens_and_casts(expr)
+        path = s.path_of(expr)
+        if path is not None:
+            return path
+        if isinstance(expr, s.Member):
+            expr = expr.base  # `nodes[i].n`: the array
+        elif isinstance(expr, s.Index):
+            expr = expr.base
+        elif isinstance(expr, s.Unary) and expr.op == "*":
+            root = pointer_root(expr.operand)
+            return root
+        else:
+            return None
+    return None
+
+
+def _extracted(expr: s.Expr) -> list[s.Expr]:
+    """`std::cin >> n >> m;` as a statement (a shift whose value is dropped reads a stream): n, m."""
+    targets = []
+    while isinstance(expr, s.Binary) and expr.op == ">>":
+        targets.append(expr.right)
+        expr = expr.left
+    return targets
 
 
 def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
@@ -348,7 +371,11 @@ class _FunctionLowering(ScopeLowering):
                     pending.append(source)
         # Only a size written as one expression in bytes can be replaced as written.
         span = (factors[0].span.start, factors[0].span.end) if len(factors) == 1 and element == 1 else None
-        versions = frozenset((name, self.assignments[name]) for name in names if name in self.assignments)
+        # Versions by access path too: `cfg.bytes = ...` changes `cfg.bytes`, not `cfg.n`.
+        paths = names | {p for p in _names(*factors) if "." in p}
+        for path in [p for p in paths if "." in p]:
+            paths.update(path.rsplit(".", k)[0] for k in range(1, path.count(".") + 1))  # `a.b` of `a.b.c`
+        versions = frozenset((name, self.assignments[name]) for name in paths if name in self.assignments)
         return Size(size.value, size.expr, size.constant_only, frozenset(names), span, versions)
 
     def host_access(self, pointers: list[s.Expr], span: s.Span, api: str | None = None, params: bool = True) -> None:
@@ -364,40 +391,50 @@ class _FunctionLowering(ScopeLowering):
             self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=True, definite=len(managed) == 1))
 
     def assigned(self, expr: s.Expr | None) -> None:
-        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call; to a
-        part of it: `cfg.bytes = ...`, `dims[0] = ...`, `p->n = ...`): sizes computed from it before
+        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call) or to
+        a part of one (`cfg.bytes = ...`, `dims[0] = ...`, `p->n = ...`): sizes computed from it before
         and after differ (`Size.versions`)."""
-        while expr is not None:
-            expr = s.strip_parens_and_casts(expr)
-            if isinstance(expr, s.Name):
-                self.bump(expr.id)
-                return
-            if isinstance(expr, (s.Member, s.Index)):
-                expr = expr.base
-            elif isinstance(expr, s.Unary) and expr.op == "*":
-                expr = pointer_root_expr(expr.operand)
-            else:
-                return
+        self.bump(*filter(None, [_assigned_path(expr)]))
 
     def bump(self, *names: str) -> None:
         for name in names:
             self.assignments[name] = self.assignments.get(name, 0) + 1
 
-    def call_assigns(self, call: s.Call) -> None:
+    def call_assigns(self, call: s.Call) -> list[str]:
         """What a call of a function of this file may assign: an argument passed to a non-const reference
         or pointer parameter (`read_size(n)` with `int &n`, `setup(cfg)` with `Config *cfg`), and the
         file's globals (`configure(1)` sets `g_n`)."""
         defs = self.ctx.host_defs.get(s.callee_name(call), [])
         if not defs or call.launch is not None:
-            return
+            return []
         if self.mutable_globals is None:
             self.mutable_globals = [v.name for d in self.ctx.tu.globals for v in d.vars
                                     if not (v.is_const or v.is_constexpr) and v.name not in self.locals]
-        self.bump(*self.mutable_globals)
+        paths = list(self.mutable_globals)
         for f in defs:
             for param, arg in zip(f.params, call.args):
-                if _writes_through(param, self.source):
-                    self.assigned(arg)
+                path = _assigned_path(arg) if _writes_through(param, self.source) else None
+                if path is not None:
+                    paths.append(path)
+        return paths
+
+    def assigned_in(self, loop: s.Loop) -> set[str]:
+        """Everything a loop may assign (as `assigned` and `call_assigns` count assignments)."""
+        paths: set[str | None] = set()
+        for node in s.walk(loop):
+            if isinstance(node, s.Assign):
+                paths.add(_assigned_path(node.target))
+            elif isinstance(node, s.Unary) and node.op in ("++", "--"):
+                paths.add(_assigned_path(node.operand))
+            elif isinstance(node, s.VarDecl):
+                paths.add(node.name)
+            elif isinstance(node, s.Call):
+                paths.update(_assigned_path(a.operand) for a in node.args if isinstance(a, s.Unary) and a.op == "&")
+                paths.update(self.call_assigns(node))
+            elif isinstance(node, s.ExprStmt):
+                paths.update(_assigned_path(e) for e in _extracted(node.expr))
+        paths.discard(None)
+        return paths  # type: ignore[return-value]
 
     def location(self, span: s.Span) -> Location:
         if self.ascii:  # byte columns are character columns
@@ -488,10 +525,8 @@ class _FunctionLowering(ScopeLowering):
         elif isinstance(stmt, s.ExprStmt):
             self.stmt_span = stmt.span
             self.expr(stmt.expr)
-            extracted = stmt.expr
-            while isinstance(extracted, s.Binary) and extracted.op == ">>":
-                self.assigned(extracted.right)  # `std::cin >> n;`: a shift as a statement reads a stream
-                extracted = extracted.left
+            for target in _extracted(stmt.expr):
+                self.assigned(target)
         elif isinstance(stmt, s.Decl):
             self.stmt_span = stmt.span
             self.decl(stmt)
@@ -568,9 +603,9 @@ class _FunctionLowering(ScopeLowering):
             self.stmt(stmt.init)
         values, contents = self.modified_in(stmt)
         self.merge_swapped(stmt)
-        # What the loop changes has another value in each iteration and after the loop: a new version
+        # What the loop assigns has another value in each iteration and after the loop: a new version
         # on entry (sizes before the change in the body differ from those before the loop) and on exit.
-        changed = {name.split(".", 1)[0] for name in values | contents}
+        changed = self.assigned_in(stmt)
         self.bump(*changed)
         with self.looping(self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end)):
             if stmt.kind != "do" and stmt.cond is not None:
@@ -695,7 +730,7 @@ class _FunctionLowering(ScopeLowering):
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
                 self.expr(cfg)
-            self.call_assigns(expr)
+            self.bump(*self.call_assigns(expr))
             return created | self.call(expr)
         if isinstance(expr, s.Assign):
             created = self.expr(expr.value)
