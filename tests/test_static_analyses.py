@@ -178,6 +178,24 @@ void f(Plan cfg, int n, int m) {
     assert sizes["t"].same_as(sizes["s1"])  # the same iteration, nothing assigned between
 
 
+def test_assigning_one_member_keeps_sizes_of_the_others() -> None:
+    unit = unit_of("""
+struct Net { int n, m; float *units; };
+void f(Net *net, Net cfg) {
+  float *a, *b, *c, *d;
+  int hid = net->n;
+  cudaMalloc(&a, hid * 4);
+  cudaMalloc(&c, cfg.n * 4);
+  for (int j = 0; j < hid; ++j) net->units[j] = 0.f;
+  cfg.m = 3;
+  cudaMalloc(&b, hid * 4);
+  cudaMalloc(&d, cfg.n * 4);
+}
+""")
+    sizes = {h.name: h.size for h in unit.histories}
+    assert sizes["a"].same_as(sizes["b"]) and sizes["c"].same_as(sizes["d"])
+
+
 def test_worked_example_of_design_section_7(tmp_path) -> None:
     # Allocated at T=2, first accessed at T=7, last at T=9, freed at T=12; T=3..6 and T=10..11 are
     # unrelated launches: GL001 with distance 4 and GL002 with distance 2.
