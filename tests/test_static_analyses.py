@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from gpulint.history import Access
+from gpulint.history import Access, Op
 from gpulint.static import cuda_treesitter
 from gpulint.static.kernels import summarize
 from gpulint.static.lower import lower
@@ -52,6 +52,49 @@ __global__ void k(T *out, const T *in, float *unused, int *counter, float *rows,
     assert n == Access.NONE
 
 
+def test_host_accesses_of_managed_memory_are_uses() -> None:
+    unit = unit_of("""
+static float sum(const float *p, int n) { float s = 0; for (int i = 0; i < n; ++i) s += p[i]; return s; }
+int main() {
+  float *m;
+  cudaMallocManaged(&m, 64);
+  m[0] = 1.f;
+  float *q = &m[2];
+  size_t b = sizeof(m[0]);
+  memset(m, 0, 64);
+  float s = sum(m, 16);
+  cudaFree(m);
+  return 0;
+}
+""")
+    m = next(h for h in unit.histories if h.name == "m")
+    assert [(t.event.op, t.event.location.row, t.use) for t in m.touches] == [
+        (Op.HOST, 6, True), (Op.HOST, 9, True), (Op.HOST, 10, True)]
+
+
+def test_kernel_stores_of_pointer_parameters() -> None:
+    tu = cuda_treesitter.parse("k.cu", b"""
+struct Node { float *data; Node *next; };
+__device__ float *g_ws;
+__device__ void put(float **slot, float *v) { *slot = v; }
+__global__ void table(float **t, float *buf, int n) { t[threadIdx.x] = buf + threadIdx.x * n; }
+__global__ void link(Node *nodes, float *pool) {
+  float *p = pool + threadIdx.x;
+  nodes[threadIdx.x].data = p;
+  nodes[threadIdx.x].next = &nodes[threadIdx.x + 1];
+}
+__global__ void via(float **slots, float *v) { put(&slots[threadIdx.x], v); }
+__global__ void global(float *ws) { g_ws = ws; }
+__global__ void local(float *x) { float *q; q = x; q[0] = 1.f; }
+""")
+    k = {name: s[0] for name, s in summarize(tu.functions).items()}
+    assert k["table"].stores == {1: {0}} and k["table"].access[1] == Access.READ | Access.WRITE
+    assert k["link"].stores == {1: {0}}  # nodes[i].next = &nodes[j] links the buffer to itself
+    assert k["via"].stores == {1: {0}}
+    assert k["global"].stores == {0: {-1}}
+    assert k["local"].stores == {} and k["local"].access[0] == Access.WRITE
+
+
 @pytest.mark.parametrize("expr, value", [
     ("N * sizeof(float)", 4096 * 4),
     ("M * sizeof(double2)", 64 * 16),
@@ -91,6 +134,66 @@ void f(int n) {
     sizes = {h.name: h.size for h in unit.histories}
     assert sizes["a"].value == 1024 and sizes["a"].constant_only
     assert sizes["b"].value is None and sizes["b"].expr == "n*4"
+
+
+def test_sizes_written_alike_differ_after_an_assignment_in_between() -> None:
+    unit = unit_of("""
+#include <iostream>
+struct Plan { size_t bytes; };
+int g_n;
+static void configure(int level) { g_n = 1024 >> level; }
+static void read_size(int &n) { std::cin >> n; }
+static void show(const int &n) {}
+void f(Plan cfg, int n, int m) {
+  float *a0, *a1, *b0, *b1, *c0, *c1, *d0, *d1, *e0, *e1, *s0, *s1, *t;
+  cudaMalloc(&a0, cfg.bytes);
+  cfg.bytes = cfg.bytes / 2;
+  cudaMalloc(&a1, cfg.bytes);
+  cudaMalloc(&b0, n * 4);
+  read_size(n);
+  cudaMalloc(&b1, n * 4);
+  cudaMalloc(&c0, n * 4);
+  show(n);
+  cudaMalloc(&c1, n * 4);
+  cudaMalloc(&d0, g_n * 4);
+  configure(1);
+  cudaMalloc(&d1, g_n * 4);
+  cudaMalloc(&e0, m * 4);
+  std::cin >> m;
+  cudaMalloc(&e1, m * 4);
+  size_t bytes = n * 4;
+  cudaMalloc(&s0, bytes);
+  for (int i = 0; i < 3; ++i) {
+    cudaMalloc(&t, bytes);
+    cudaMalloc(&s1, bytes);
+    bytes *= 2;
+  }
+}
+""")
+    sizes = {h.name: h.size for h in unit.histories}
+    for name in ("a", "b", "d", "e"):
+        assert not sizes[name + "0"].same_as(sizes[name + "1"]), name
+    assert sizes["c0"].same_as(sizes["c1"])  # a const reference cannot change n
+    assert not sizes["s0"].same_as(sizes["t"])  # `bytes *= 2` later in the loop: another version
+    assert sizes["t"].same_as(sizes["s1"])  # the same iteration, nothing assigned between
+
+
+def test_assigning_one_member_keeps_sizes_of_the_others() -> None:
+    unit = unit_of("""
+struct Net { int n, m; float *units; };
+void f(Net *net, Net cfg) {
+  float *a, *b, *c, *d;
+  int hid = net->n;
+  cudaMalloc(&a, hid * 4);
+  cudaMalloc(&c, cfg.n * 4);
+  for (int j = 0; j < hid; ++j) net->units[j] = 0.f;
+  cfg.m = 3;
+  cudaMalloc(&b, hid * 4);
+  cudaMalloc(&d, cfg.n * 4);
+}
+""")
+    sizes = {h.name: h.size for h in unit.histories}
+    assert sizes["a"].same_as(sizes["b"]) and sizes["c"].same_as(sizes["d"])
 
 
 def test_worked_example_of_design_section_7(tmp_path) -> None:

@@ -4,7 +4,7 @@ from itertools import islice
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Unit, exclusive
+from gpulint.history import Op, Unit, exclusive
 from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -49,7 +49,9 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         spans = h.use_spans()
         pairs = [(before, after) for before, after in zip(spans, spans[1:])
                  # uses in different arms of one branch are not consecutive on any path
-                 if not exclusive(before.last.event, after.first.event)]
+                 if not exclusive(before.last.event, after.first.event)
+                 # the host touching managed memory moves its pages to the host: not device idleness
+                 and Op.HOST not in (before.last.event.op, after.first.event.op)]
         if not pairs:
             continue
         if h.freed_by_statement:  # same-statement launches do not count

@@ -133,6 +133,14 @@ NO_ACCESS = {
     "malloc", "std::printf", "std::fprintf", "fflush",
 }
 
+# Host functions that read or write the memory their pointer arguments point to and keep no
+# pointer: on managed memory, an access by the host (a use) right there.
+HOST_MEMORY = {
+    "memcpy", "memset", "memmove", "memcmp", "std::memcpy", "std::memset", "std::memmove", "std::memcmp",
+    "fread", "fwrite", "std::fill", "std::fill_n", "std::copy", "std::copy_n", "std::accumulate",
+    "std::sort", "qsort",
+}
+
 # Libraries that read and write device memory they are given, and keep no pointer to it.
 LIBRARY_PREFIXES = (
     "cublas", "cusparse", "cufft", "cusolver", "curand", "cudnn", "nccl", "ncclAll", "thrust::", "cub::",

@@ -10,13 +10,14 @@ import bisect
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Callable
+from pathlib import Path
 
 from tree_sitter import Language, Node, Parser
 
 from gpulint.static import syntax as s
 from gpulint.static import unknown
-from gpulint.static.preprocess import Mapping, Preprocessed
+from gpulint.static.includes import BuildView
+from gpulint.static.preprocess import Mapping, preprocess
 
 _CAST_CALLS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
 _LITERAL_TYPES = {
@@ -48,20 +49,22 @@ def _parser() -> Parser:
     return Parser(_language())
 
 
-def parse(path: str, source: bytes, pre: Preprocessed | None = None,
-          repair: Callable[[], Preprocessed] | None = None) -> s.TranslationUnit:
-    """The syntax tree of `source`; with `pre`, of the text the preprocessor made of it (spans
-    stay in `source`'s coordinates).  When that text has syntax errors and `pre` left macros that
-    might be why, `repair()` gives the text with those expanded, which is parsed instead."""
-    text = pre.text if pre is not None else source
+def parse(path: str, source: bytes, view: BuildView | None = None, file: Path | None = None) -> s.TranslationUnit:
+    """The syntax tree of the text the preprocessor makes of `source` (the file at `file`, for its
+    local includes) in the build `view` (none: no -D, no -I); spans stay in `source`'s coordinates.
+    When that text has syntax errors and the preprocessor left macros that might be why, the text
+    with those expanded is parsed instead."""
+    view = view or BuildView()
+    pre = preprocess(source, file, view)
+    text = pre.text
     tree = _parser().parse(text)
-    if tree.root_node.has_error and pre is not None and pre.repairable and repair is not None:
-        pre = repair()
+    if tree.root_node.has_error and pre.repairable:
+        pre = preprocess(source, file, view, repair=True)
         text = pre.text
         tree = _parser().parse(text)
-    lowering = _Lowering(path, text, pre.mapping if pre is not None else None, source)
+    lowering = _Lowering(path, text, pre.mapping, source)
     lowering.top_level(tree.root_node, scope=())
-    if pre is not None:
+    if pre.header_macros:
         for name, value in pre.header_macros.items():
             if name not in lowering.macros:
                 lowering.macros[name] = s.Macro(name=name, text=value, value=parse_expression(value) if value else None,
@@ -76,7 +79,7 @@ def parse(path: str, source: bytes, pre: Preprocessed | None = None,
         errors=lowering.errors,
         frontend="tree-sitter",
         unknown=dict(lowering.unknown),
-        expanded=list(pre.expanded) if pre is not None else [],
+        expanded=list(pre.expanded),
     )
     return tu
 
@@ -107,6 +110,10 @@ class _Lowering:
         self.path = path
         self.source = source  # the text parsed: node offsets index it
         self.mapping = mapping  # parsed offsets -> `original` offsets, when they differ
+        self.original = original
+        # The original ranges of the macro uses expanded, by start.
+        self.uses = [(piece[0], piece[1]) for piece in mapping.pieces if len(piece) == 3] if mapping else []
+        self.use_starts = [start for start, _ in self.uses]
         if mapping is not None:
             self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", original)]
         self.functions: list[s.Function] = []
@@ -293,6 +300,31 @@ class _Lowering:
         return s.Block(self.span(node), stmts)
 
     def stmt(self, node: Node) -> s.Stmt | None:
+        stmt = self._stmt(node)
+        if stmt is not None and self.uses:
+            stmt.span = self._whole_use(stmt.span)
+        return stmt
+
+    def _whole_use(self, span: s.Span) -> s.Span:
+        """A statement that starts or ends inside an expanded macro use spans the whole use and its
+        `;` (`LAUNCH(k, n, d_x);`), as a statement the use stands for (what the clang frontend does)."""
+        i = bisect.bisect_right(self.use_starts, span.start) - 1
+        start, end = span.start, span.end
+        if i >= 0 and self.uses[i][0] <= start < self.uses[i][1]:
+            start = self.uses[i][0]
+            end = max(end, self.uses[i][1])
+        j = bisect.bisect_right(self.use_starts, max(end - 1, 0)) - 1
+        if j >= 0 and self.uses[j][0] < end <= self.uses[j][1]:
+            start = min(start, self.uses[j][0])
+            end = self.uses[j][1]
+        if (start, end) == (span.start, span.end):
+            return span
+        semicolon = re.match(rb"[ \t]*;", self.original[end:end + 64])
+        if semicolon:
+            end += semicolon.end()
+        return s.Span(start, end, *self._point(start), *self._point(end))
+
+    def _stmt(self, node: Node) -> s.Stmt | None:
         kind = node.type
         if kind == "compound_statement":
             return self.block(node)

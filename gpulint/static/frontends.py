@@ -46,11 +46,8 @@ def parse_cuda(path: Path, display: str, data: bytes, settings: Settings, notes:
             notes.append(f"{display}: clang could not parse it cleanly ({'; '.join(reason[:3])}); "
                          f"falling back to tree-sitter")
     from gpulint.static.includes import build_view
-    from gpulint.static.preprocess import preprocess
 
-    view = build_view(path, settings)
-    return cuda_treesitter.parse(display, data, preprocess(data, path, view),
-                                 repair=lambda: preprocess(data, path, view, repair=True))
+    return cuda_treesitter.parse(display, data, build_view(path, settings), path)
 
 
 @dataclass

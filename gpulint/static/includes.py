@@ -18,10 +18,12 @@ from gpulint.config import Settings
 
 # `#include "name"` at the start of a line (not `<name>`: system headers are not followed).
 _LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-# Macros nvcc (with gcc on 64-bit Linux) defines in the host pass that programs test
-# (`#ifdef __CUDACC__`, `#if CUDART_VERSION >= 11000`, `#ifdef __linux__`); `__CUDA_ARCH__` is left
-# undefined, as in the host pass the allocations and launches belong to.
-PREDEFINED = {"__CUDACC__": "1", "__NVCC__": "1", "__cplusplus": "201703L", "CUDART_VERSION": "13000",
+# Macros nvcc (with gcc on 64-bit Linux) defines that programs test (`#ifdef __CUDACC__`,
+# `#if CUDART_VERSION >= 11000`, `#ifdef __linux__`).  One text serves both of nvcc's passes, and
+# `__CUDA_ARCH__` is defined (sm_90) as in the device pass: kernels guard their bodies with
+# `#if __CUDA_ARCH__ >= 800` (their reads and writes are what the analysis needs), while host code
+# that allocates and launches seldom tests it.
+PREDEFINED = {"__CUDACC__": "1", "__NVCC__": "1", "__CUDA_ARCH__": "900", "__cplusplus": "201703L", "CUDART_VERSION": "13000",
               "CUDA_VERSION": "13000", "__CUDACC_VER_MAJOR__": "13", "__CUDACC_VER_MINOR__": "0",
               "__linux__": "1", "__unix__": "1", "__GNUC__": "12", "__x86_64__": "1", "__LP64__": "1"}
 

@@ -17,6 +17,10 @@ from gpulint.static import syntax as s
 _READ_ONLY_CALLS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "printf", "tex1Dfetch"}
 # Device-side calls that take pointers but never dereference them.
 _NO_ACCESS_CALLS = {"__syncthreads", "__threadfence", "__isGlobal", "__cvta_generic_to_shared", "sizeof"}
+# Device-side calls that store a value into memory: (value argument, destination argument).
+_STORE_CALLS = {"atomicExch": (1, 0), "atomicCAS": (2, 0)}
+# Where a stored pointer goes when it is not memory a parameter points to: a `__device__` global.
+GLOBAL = -1
 
 
 @dataclass
@@ -25,6 +29,10 @@ class KernelSummary:
     params: list[s.Param]
     access: list[Access] = field(default_factory=list)  # per parameter index
     is_kernel: bool = True
+    # Pointer parameters whose value the body stores into memory (`table[i] = buf;`,
+    # `nodes[i].next = p;`): parameter index -> the parameters whose memory receives it (GLOBAL: a
+    # global). The object passed for it can be reached later through that memory: it escapes.
+    stores: dict[int, set[int]] = field(default_factory=dict)
 
     def uses(self, index: int) -> Access:
         if index < len(self.access):
@@ -78,9 +86,12 @@ class _BodyScan:
     def __init__(self, function: s.Function, summaries: dict[str, list[KernelSummary]]) -> None:
         self.summaries = summaries
         self.index = {p.name: i for i, p in enumerate(function.params) if p.name}
+        self.params = function.params
         self.aliases: dict[str, set[int]] = {}  # local pointer -> parameter indices
         self.access = [Access.NONE for _ in function.params]
         self.pointer_params = {i for i, p in enumerate(function.params) if p.is_pointer or "&" in p.type}
+        self.stores: dict[int, set[int]] = {}
+        self.locals: set[str] = set(self.index)
 
     def param_of(self, expr: s.Expr | None) -> set[int]:
         """Parameters a pointer expression may point into (directly or through local aliases)."""
@@ -99,6 +110,7 @@ class _BodyScan:
     def stmt(self, node: object) -> None:
         if isinstance(node, s.Decl):
             for var in node.vars:
+                self.locals.add(var.name)
                 for dim in var.array_dims:
                     self.expr(dim, Access.READ)
                 if var.init is None:
@@ -132,6 +144,8 @@ class _BodyScan:
         if node is None:
             return
         if isinstance(node, s.Assign):
+            if node.op == "=":
+                self.store(node.value, node.target)
             if isinstance(node.target, s.Name) and node.target.id not in self.index:
                 param = self.param_of(node.value)
                 if param:
@@ -185,9 +199,53 @@ class _BodyScan:
         for child in s.children(node):
             self.expr(child, Access.READ)
 
+    def place(self, target: s.Expr) -> set[int]:
+        """Where a store to `target` lands beyond this call: the parameters whose memory it writes
+        (`table[i]`, `*slot`, `t->p`, `nodes[i].next`), GLOBAL for a global; empty for a local."""
+        target = s.strip_parens_and_casts(target)
+        while isinstance(target, s.Member) and not target.arrow:
+            target = s.strip_parens_and_casts(target.base)  # `nodes[i].next` lands in `nodes[i]`
+        if isinstance(target, s.Name):
+            return set() if target.id in self.locals else {GLOBAL}
+        if isinstance(target, s.Index):
+            base = target.base
+        elif isinstance(target, s.Member) or isinstance(target, s.Unary) and target.op == "*":
+            base = target.base if isinstance(target, s.Member) else target.operand
+        else:
+            return set()
+        params = self.param_of(base)
+        if params:
+            return params
+        root = pointer_root(base)
+        return set() if root is None or root in self.locals else {GLOBAL}
+
+    def store(self, value: s.Expr | None, target: s.Expr) -> None:
+        """`table[i] = buf`: a pointer parameter's value kept in memory that outlives the call."""
+        stored = {p for p in self.param_of(value) if self.params[p].is_pointer}
+        if not stored:
+            return
+        places = self.place(target)
+        if not places:
+            return
+        for param in stored - places:  # `nodes[i].next = &nodes[j]` links a buffer to itself
+            self.stores.setdefault(param, set()).update(places)
+            # The body may reach the object through that memory: it may read and write it.
+            self.access[param] |= Access.READ | Access.WRITE
+
     def call(self, node: s.Call) -> None:
         name = s.callee_name(node)
         targets = [t for t in self.summaries.get(name, []) if len(t.params) >= len(node.args) or not t.params]
+        if name in _STORE_CALLS and len(node.args) > max(_STORE_CALLS[name]):
+            value, dest = _STORE_CALLS[name]
+            self.store(node.args[value], s.Unary(node.args[dest].span, "*", node.args[dest]))
+        for target in targets:
+            for index, places in target.stores.items():
+                if index < len(node.args):
+                    for place in places:
+                        if place == GLOBAL:
+                            self.store(node.args[index], s.Name(node.span, "::"))  # not a local
+                        elif place < len(node.args):
+                            self.store(node.args[index], s.Unary(node.args[place].span, "*", node.args[place]))
         if not isinstance(node.callee, s.Name):
             self.expr(node.callee, Access.READ)
         elif node.callee.id in self.index and self.index[node.callee.id] in self.pointer_params:
@@ -249,8 +307,9 @@ def summarize(functions: list[s.Function]) -> dict[str, list[KernelSummary]]:
             scan = _BodyScan(f, summaries)
             scan.stmt(f.body)
             for summary in summaries[f.name]:
-                if summary.params is f.params and summary.access != scan.access:
+                if summary.params is f.params and (summary.access != scan.access or summary.stores != scan.stores):
                     summary.access = scan.access
+                    summary.stores = scan.stores
                     changed = True
         if not changed:
             break

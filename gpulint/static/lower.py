@@ -152,7 +152,7 @@ def _exported_kernels(tu: s.TranslationUnit, kernels: dict[str, list[KernelSumma
     if not broken:
         return kernels
     every = Access.READ | Access.WRITE
-    return {name: [KernelSummary(k.name, k.params, [every] * len(k.params), k.is_kernel) if id(k.params) in broken
+    return {name: [KernelSummary(k.name, k.params, [every] * len(k.params), k.is_kernel, k.stores) if id(k.params) in broken
                    else k for k in summaries] for name, summaries in kernels.items()}
 
 
@@ -324,6 +324,45 @@ def _names(*exprs: s.Expr) -> frozenset[str]:
     return frozenset(names)
 
 
+def _writes_through(param: s.Param, source: bytes) -> bool:
+    """A parameter through which the callee may assign the caller's variable: `int &`, `Config *`
+    (not `const int &`, `const float *`). Its text as written: the frontends' types drop `const`."""
+    text = source[param.span.start:param.span.end].decode("utf-8", "replace") if param.span is not None else ""
+    if not param.name or not text.endswith(param.name):
+        text = param.type  # not this file's text (a function of another file), or unnamed
+    marker = max(text.rfind("*"), text.rfind("&"))
+    return marker >= 0 and re.search(r"\bconst\b", text[:marker]) is None
+
+
+def _assigned_path(expr: s.Expr | None) -> str | None:
+    """What an assignment to `expr` changes, as sizes name it: `n`, `cfg.bytes` (`p->n`: `p.n`), `dims`
+    for `dims[0]`, `p` for `*p`."""
+    while expr is not None:
+        expr = s.strip_parens_and_casts(expr)
+        path = s.path_of(expr)
+        if path is not None:
+            return path
+        if isinstance(expr, s.Member):
+            expr = expr.base  # `nodes[i].n`: the array
+        elif isinstance(expr, s.Index):
+            expr = expr.base
+        elif isinstance(expr, s.Unary) and expr.op == "*":
+            root = pointer_root(expr.operand)
+            return root
+        else:
+            return None
+    return None
+
+
+def _extracted(expr: s.Expr) -> list[s.Expr]:
+    """`std::cin >> n >> m;` as a statement (a shift whose value is dropped reads a stream): n, m."""
+    targets = []
+    while isinstance(expr, s.Binary) and expr.op == ">>":
+        targets.append(expr.right)
+        expr = expr.left
+    return targets
+
+
 def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
     """Pointers a condition requires to be non-null: `p`, `p != NULL`, `nullptr != p`, `a && p`."""
     if cond is None:
@@ -436,6 +475,7 @@ class _FunctionLowering(ScopeLowering):
         self.return_allocs: dict[str, int] = {}  # `return sd;`: member -> object allocated into it here
         # Objects a call of a function of the program allocated into a returned struct, by call.
         self.call_returns: dict[int, dict[str, int]] = {}
+        self.mutable_globals: list[str] | None = None  # the file's non-const globals, when a call asks
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -464,6 +504,8 @@ class _FunctionLowering(ScopeLowering):
                     access |= touch.access
             if access:
                 result.access[index] = access
+                if all(t.event.op is Op.HOST for t in history.touches if t.use):
+                    result.host.add(index)
             if history.frees:
                 result.frees.add(index)
             if history.escapes:
@@ -530,23 +572,70 @@ class _FunctionLowering(ScopeLowering):
                     pending.append(source)
         # Only a size written as one expression in bytes can be replaced as written.
         span = (factors[0].span.start, factors[0].span.end) if len(factors) == 1 and element == 1 else None
-        versions = frozenset((name, self.assignments[name]) for name in names if name in self.assignments)
+        # Versions by access path too: `cfg.bytes = ...` changes `cfg.bytes`, not `cfg.n`.
+        paths = names | {p for p in _names(*factors) if "." in p}
+        for path in [p for p in paths if "." in p]:
+            paths.update(path.rsplit(".", k)[0] for k in range(1, path.count(".") + 1))  # `a.b` of `a.b.c`
+        versions = frozenset((name, self.assignments[name]) for name in paths if name in self.assignments)
         return Size(size.value, size.expr, size.constant_only, frozenset(names), span, versions)
 
-    def host_access(self, pointer: s.Expr, span: s.Span) -> None:
-        """`m[i]` or `*m` in host code: managed memory is read or written right here, so it must
-        stay allocated until this statement (a free moved above it is a use after free)."""
-        managed = {oid for oid in self.refs(pointer) if self.objects[oid].kind is Kind.MANAGED}
+    def host_access(self, pointers: list[s.Expr], span: s.Span, api: str | None = None, params: bool = True) -> None:
+        """`m[i]`, `*m`, `m->x`, `memcpy(h, m, n)` in host code: managed memory is read or written right
+        here, a use like a kernel's (it must be allocated from the first such access to the last).
+        A parameter dereferenced here makes calls of this function uses of what they pass for it
+        (not through `p->x`: a host struct's pointer, most often)."""
+        params = set(self.param_objects.values()) if params else set()
+        managed = {oid for pointer in pointers for oid in self.refs(pointer)
+                   if self.objects[oid].kind is Kind.MANAGED or oid in params}
         if managed:
-            event = self.event(Op.HOST, self.text(span), span)
-            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=False, definite=len(managed) == 1))
+            event = self.event(Op.HOST, api or self.text(span), span)
+            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=True, definite=len(managed) == 1))
 
     def assigned(self, expr: s.Expr | None) -> None:
-        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call):
-        sizes computed from it before and after differ (`Size.versions`)."""
-        expr = s.strip_parens_and_casts(expr) if expr is not None else None
-        if isinstance(expr, s.Name):
-            self.assignments[expr.id] = self.assignments.get(expr.id, 0) + 1
+        """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call) or to
+        a part of one (`cfg.bytes = ...`, `dims[0] = ...`, `p->n = ...`): sizes computed from it before
+        and after differ (`Size.versions`)."""
+        self.bump(*filter(None, [_assigned_path(expr)]))
+
+    def bump(self, *names: str) -> None:
+        for name in names:
+            self.assignments[name] = self.assignments.get(name, 0) + 1
+
+    def call_assigns(self, call: s.Call) -> list[str]:
+        """What a call of a function of this file may assign: an argument passed to a non-const reference
+        or pointer parameter (`read_size(n)` with `int &n`, `setup(cfg)` with `Config *cfg`), and the
+        file's globals (`configure(1)` sets `g_n`)."""
+        defs = self.ctx.host_defs.get(s.callee_name(call), [])
+        if not defs or call.launch is not None:
+            return []
+        if self.mutable_globals is None:
+            self.mutable_globals = [v.name for d in self.ctx.tu.globals for v in d.vars
+                                    if not (v.is_const or v.is_constexpr) and v.name not in self.locals]
+        paths = list(self.mutable_globals)
+        for f in defs:
+            for param, arg in zip(f.params, call.args):
+                path = _assigned_path(arg) if _writes_through(param, self.source) else None
+                if path is not None:
+                    paths.append(path)
+        return paths
+
+    def assigned_in(self, loop: s.Loop) -> set[str]:
+        """Everything a loop may assign (as `assigned` and `call_assigns` count assignments)."""
+        paths: set[str | None] = set()
+        for node in s.walk(loop):
+            if isinstance(node, s.Assign):
+                paths.add(_assigned_path(node.target))
+            elif isinstance(node, s.Unary) and node.op in ("++", "--"):
+                paths.add(_assigned_path(node.operand))
+            elif isinstance(node, s.VarDecl):
+                paths.add(node.name)
+            elif isinstance(node, s.Call):
+                paths.update(_assigned_path(a.operand) for a in node.args if isinstance(a, s.Unary) and a.op == "&")
+                paths.update(self.call_assigns(node))
+            elif isinstance(node, s.ExprStmt):
+                paths.update(_assigned_path(e) for e in _extracted(node.expr))
+        paths.discard(None)
+        return paths  # type: ignore[return-value]
 
     def location(self, span: s.Span) -> Location:
         if self.ascii:  # byte columns are character columns
@@ -663,6 +752,8 @@ class _FunctionLowering(ScopeLowering):
         elif isinstance(stmt, s.ExprStmt):
             self.stmt_span = stmt.span
             self.expr(stmt.expr)
+            for target in _extracted(stmt.expr):
+                self.assigned(target)
         elif isinstance(stmt, s.Decl):
             self.stmt_span = stmt.span
             self.decl(stmt)
@@ -753,6 +844,10 @@ class _FunctionLowering(ScopeLowering):
             self.stmt(stmt.init)
         values, contents = self.modified_in(stmt)
         self.merge_swapped(stmt)
+        # What the loop assigns has another value in each iteration and after the loop: a new version
+        # on entry (sizes before the change in the body differ from those before the loop) and on exit.
+        changed = self.assigned_in(stmt)
+        self.bump(*changed)
         with self.looping(self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end)):
             if stmt.kind != "do" and stmt.cond is not None:
                 self.stmt_span = stmt.cond.span
@@ -764,6 +859,7 @@ class _FunctionLowering(ScopeLowering):
             if stmt.kind == "do" and stmt.cond is not None:
                 self.stmt_span = stmt.cond.span
                 self.expr(stmt.cond)
+        self.bump(*changed)
 
     def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str]]:
         """Names whose value the loop may change, and names whose pointed-to contents it may change."""
@@ -875,16 +971,27 @@ class _FunctionLowering(ScopeLowering):
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
                 self.expr(cfg)
+            self.bump(*self.call_assigns(expr))
             return created | self.call(expr)
         if isinstance(expr, s.Assign):
             created = self.expr(expr.value)
+            if not isinstance(s.strip_parens_and_casts(expr.target), s.Name):
+                self.expr(expr.target)  # `m[i] = v`: the host writes managed memory
             self.assigned(expr.target)
             self.assign(expr, created)
             return created
         if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
             self.assigned(expr.operand)
+        if isinstance(expr, s.Sizeof):
+            return set()  # not evaluated
+        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
+            return self.expr(expr.operand.base) | self.expr(expr.operand.index)  # `&m[i]` reads nothing
+        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Member) and expr.operand.arrow:
+            return self.expr(expr.operand.base)  # nor does `&m->x`
         if isinstance(expr, s.Index) or (isinstance(expr, s.Unary) and expr.op == "*"):
-            self.host_access(expr.base if isinstance(expr, s.Index) else expr.operand, expr.span)
+            self.host_access([expr.base if isinstance(expr, s.Index) else expr.operand], expr.span)
+        elif isinstance(expr, s.Member) and expr.arrow:
+            self.host_access([expr.base], expr.span, params=False)
         if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
@@ -989,6 +1096,9 @@ class _FunctionLowering(ScopeLowering):
             a, b = (s.path_of(x) for x in args)
             if a and b:
                 self.bindings[a], self.bindings[b] = self.bindings.get(b, set()), self.bindings.get(a, set())
+            return set()
+        if name in api.HOST_MEMORY:
+            self.host_access(args, call.span, name)
             return set()
         if name in api.NO_ACCESS or name in api.PROGRAM_EXIT:
             return set()
@@ -1134,6 +1244,17 @@ class _FunctionLowering(ScopeLowering):
                 if carried:
                     self.touch(carried, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
             self.note_member_use(arg, event, access)
+            self.kernel_stores(call.args, i, oids, [summary.stores.get(i, set()) for summary in summaries])
+
+    def kernel_stores(self, args: list[s.Expr], index: int, oids: set[int], places: list[set[int]]) -> None:
+        """`table[i] = buf;` in the kernel: the object passed for `buf` escapes, and a later call or launch
+        that receives what was passed for `table` may use it (it holds the pointer, as a descriptor does)."""
+        if not oids or not any(places):
+            return
+        self.escape(oids, args[index].span, "stored by the kernel")
+        for place in set().union(*places):
+            if 0 <= place < len(args) and place != index:
+                self.hold(pointer_root(args[place]), oids)
 
     def note_member_use(self, arg: s.Expr, event: Event, access: Access) -> None:
         """Record a use of a member slot (or of a whole struct) for objects allocated elsewhere."""
@@ -1151,6 +1272,7 @@ class _FunctionLowering(ScopeLowering):
     def known_call(self, call: s.Call, name: str, candidates: list[HostSummary]) -> None:
         launches = max(c.launches for c in candidates)
         event = self.event(Op.CALL, name, call.span, launches=launches, names=_names(*call.args))
+        host_event: Event | None = None
         self.touch_held(event, call.args)
         self.callee_members(call, name, event, candidates)
         for i, arg in enumerate(call.args):
@@ -1163,7 +1285,11 @@ class _FunctionLowering(ScopeLowering):
                     access |= Access.READ | Access.WRITE
                 frees |= i in c.frees
                 escapes |= i in c.escapes
-            if oids and access:
+            if oids and access and all(i in c.host and not c.conditional for c in candidates):
+                # Only the host dereferences it in there (`checksum(m, n)`): a host access, as `m[i]` here is.
+                host_event = host_event or self.event(Op.HOST, f"{name}()", call.span)
+                self.touch(oids, Touch(host_event, access, use=True))
+            elif oids and access:
                 self.touch(oids, Touch(event, access, use=True))
             if frees:
                 for oid in oids:

@@ -48,6 +48,7 @@ class HostSummary:
     access: dict[int, Access] = field(default_factory=dict)  # parameter index -> use
     frees: set[int] = field(default_factory=set)
     escapes: set[int] = field(default_factory=set)
+    host: set[int] = field(default_factory=set)  # parameters only the host dereferences (`s += p[i]`)
     nparams: int = 0
     conditional: bool = False  # defined under #if: the build may use another definition
     # Struct members reached through a parameter (`p->buf`, `p.buf` with `p` a pointer or
@@ -60,7 +61,8 @@ class HostSummary:
 
     def to_json(self) -> dict:
         return {"launches": self.launches, "access": {str(k): v.value for k, v in sorted(self.access.items())},
-                "frees": sorted(self.frees), "escapes": sorted(self.escapes), "nparams": self.nparams,
+                "frees": sorted(self.frees), "escapes": sorted(self.escapes), "host": sorted(self.host),
+                "nparams": self.nparams,
                 "conditional": self.conditional,
                 "member_allocs": [[i, m, api] for (i, m), api in sorted(self.member_allocs.items())],
                 "member_access": [[i, m, a.value] for (i, m), a in sorted(self.member_access.items())],
@@ -70,7 +72,7 @@ class HostSummary:
     @classmethod
     def from_json(cls, data: dict) -> "HostSummary":
         return cls(launches=data["launches"], access={int(k): Access(v) for k, v in data["access"].items()},
-                   frees=set(data["frees"]), escapes=set(data["escapes"]), nparams=data["nparams"],
+                   frees=set(data["frees"]), escapes=set(data["escapes"]), host=set(data["host"]), nparams=data["nparams"],
                    conditional=data["conditional"],
                    member_allocs={(i, m): api for i, m, api in data["member_allocs"]},
                    member_access={(i, m): Access(a) for i, m, a in data["member_access"]},
@@ -80,12 +82,14 @@ class HostSummary:
 
 def kernel_to_json(k: KernelSummary) -> dict:
     return {"name": k.name, "params": [[p.name, p.type, p.is_pointer] for p in k.params],
-            "access": [a.value for a in k.access], "is_kernel": k.is_kernel}
+            "access": [a.value for a in k.access], "is_kernel": k.is_kernel,
+            "stores": [[i, sorted(into)] for i, into in sorted(k.stores.items())]}
 
 
 def kernel_from_json(data: dict) -> KernelSummary:
     return KernelSummary(data["name"], [s.Param(n, t, p) for n, t, p in data["params"]],
-                         [Access(a) for a in data["access"]], data["is_kernel"])
+                         [Access(a) for a in data["access"]], data["is_kernel"],
+                         {i: set(into) for i, into in data["stores"]})
 
 
 @dataclass

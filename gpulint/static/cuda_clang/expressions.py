@@ -250,15 +250,18 @@ class ExpressionLowering(LoweringCore):
 
     def call(self, c, r, sp: s.Span, in_macro: bool) -> s.Expr:
         K = self.K
-        kids = self.within([k for k in c.get_children() if self.is_expr(k)], r)
-        # a kernel launch: CUDAKernelCallExpr = callee, the configuration call, the arguments
-        if len(kids) >= 2:
-            config = self.unwrap(kids[1])
+        every = [k for k in c.get_children() if self.is_expr(k)]
+        kids = self.within(every, r)
+        # a kernel launch: CUDAKernelCallExpr = callee, the configuration call, the arguments.  In a
+        # launch a macro writes (`k<<<g, b>>>(__VA_ARGS__)`) the configuration is spelled in the
+        # macro's body, outside the use's range: it is found among all the children.
+        if len(every) >= 2:
+            config = self.unwrap(every[1])
             if config is not None and config.kind == K.CALL_EXPR and config.spelling in _CONFIG_CALLS:
-                callee = self._callee(kids[0], sp)
+                callee = self._callee(every[0], sp)
                 cfg_args = self.within([k for k in config.get_children() if self.is_expr(k)][1:], self.rng(config))
-                launch = self.sub_exprs(cfg_args, sp)
-                args = self.sub_exprs(kids[2:], sp)
+                launch = self.sub_exprs(self.within(cfg_args, r) if in_macro else cfg_args, sp)
+                args = self.sub_exprs(self.within(every[2:], r), sp)
                 return s.Call(sp, callee, args, launch)
         first = next(iter(c.get_children()), None)
         if self.is_constructor(c) or (first is not None and first.kind in (K.TYPE_REF, K.TEMPLATE_REF)):
