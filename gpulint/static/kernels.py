@@ -125,6 +125,10 @@ class _BodyScan:
                     self.record(self.param_of(var.init.base), Access.READ | Access.WRITE)
                     self.expr(var.init.index, Access.READ)
                 else:
+                    if isinstance(var.init, s.Other) and var.init.kind in ("argument_list", "initializer_list"):
+                        # `Stack<T> st(buf, tid);`: the object keeps the pointer, its methods may use it.
+                        for arg in var.init.children:
+                            self.record(self.param_of(arg) & self.pointer_params, Access.READ | Access.WRITE)
                     self.expr(var.init, Access.READ)
             return
         if isinstance(node, s.ExprStmt):

@@ -510,6 +510,13 @@ class _FunctionLowering(ScopeLowering):
                 result.frees.add(index)
             if history.escapes:
                 result.escapes.add(index)
+        # A parameter of a type not followed here (`CUdeviceptr d`, a struct by value whose members
+        # it never names): what the function does with it is unknown, so calls may use what is passed.
+        named = {path.partition(".")[0] for path in self.param_members}
+        for index, param in enumerate(self.function.params):
+            if param.name and index not in self.param_objects and param.name not in named \
+                    and not _SCALAR_TYPES.match(param.type.strip()):
+                result.access[index] = Access.READ | Access.WRITE
         self.summarise_members(result)
         return result
 
