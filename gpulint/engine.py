@@ -9,6 +9,7 @@ in parallel, unchanged ones read from the cache; results keep the input order.  
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -196,6 +197,13 @@ class _Runner:
             self.pool = None
 
 
+def _read(f: Path, file_settings: Settings) -> tuple[bytes | None, str | None] | None:
+    try:
+        return read_source(f, file_settings)
+    except Exception:  # left to the job, which reports it
+        return None
+
+
 def _included(work: list[tuple[Path, Settings, list[str]]],
               reads: list[tuple[bytes | None, str | None] | None]) -> dict[Path, list[Path]]:
     """Each CUDA/C++ file's local includes (`#include "x.cu"`, directly or not), as paths."""
@@ -207,10 +215,25 @@ def _included(work: list[tuple[Path, Settings, list[str]]],
     return found
 
 
+def _included_bytes(paths: list[Path], seen: dict[Path, bytes]) -> bytes:
+    """What a file's key adds for the files it includes: their names and bytes (the preprocessor
+    reads their macros), as one digest."""
+    digest = hashlib.sha256()
+    for path in paths:
+        if path not in seen:
+            try:
+                seen[path] = hashlib.sha256(path.read_bytes()).digest()
+            except OSError:
+                seen[path] = b""
+        digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0" + seen[path])
+    return digest.digest() if paths else b""
+
+
 def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
     """Check every file under `paths` as one program (see `static.program`); with `cache`, files
-    whose bytes, settings and the summaries they depend on are unchanged are read from
-    `.gpulint_cache/`.  A file is read once, here, and handed to the job that analyses it."""
+    whose bytes (and those of the files they include), settings and the summaries they depend on
+    are unchanged are read from `.gpulint_cache/`.  A file is read once, here, and handed to the
+    job that analyses it."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -222,12 +245,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
     if broken:  # every file would silently fall back to tree-sitter: refuse instead
         return Report([], diagnostics, [], 0, errors + broken)
     reported = len(work)
-    reads: list[tuple[bytes | None, str | None] | None] = []
-    for f, file_settings, _ in work:
-        try:
-            reads.append(read_source(f, file_settings))
-        except Exception:  # left to the job, which reports it
-            reads.append(None)
+    reads = [_read(f, file_settings) for f, file_settings, _ in work]
     # Files the checked ones include but that are not checked themselves (outside the folder, or one
     # file named alone) are summarised for the table; their findings are not reported.
     includes = _included(work, reads)
@@ -237,22 +255,19 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
             known.add(f.absolute())
             file_settings = resolver.for_path(f)
             work.append((f, file_settings, file_settings.codes_for(f, all_codes)))
-            try:
-                reads.append(read_source(f, file_settings))
-            except Exception:
-                reads.append(None)
+            reads.append(_read(f, file_settings))
     includes.update(_included(work[reported:], reads[reported:]))
     displays = [display_path(f) for f, _, _ in work]
     results: list[FileResult | None] = [None] * len(work)
     store = ResultCache(Path(resolver.base.root or os.getcwd()) / CACHE_DIR) if cache else None
     keys: list[str | None] = [None] * len(work)
     if store is not None:
+        digests: dict[Path, bytes] = {}
         for i, (f, file_settings, codes) in enumerate(work):
-            if not store.cacheable(file_settings) or reads[i] is None:
-                continue
-            data, why = reads[i]  # type: ignore[misc]
-            if data is not None and why is None:
-                keys[i] = store.key(displays[i], data, file_settings, codes)
+            data, why = reads[i] or (None, "unread")
+            if store.cacheable(file_settings) and data is not None and why is None:
+                keys[i] = store.key(displays[i], data + _included_bytes(includes.get(f, []), digests),
+                                    file_settings, codes)
                 results[i] = store.get(displays[i], keys[i])
     runner = _Runner(resolver.base.effective_jobs(), diagnostics)
     try:
@@ -260,25 +275,8 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         pending = [i for i, r in enumerate(results) if r is None]
         for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
             results[i] = result
-        # Second pass: again, against the others' summaries, each file whose names resolve to
-        # summaries other than those it was analysed with; until no summary changes.
         include_names = {display_path(f): [display_path(g) for g in found] for f, found in includes.items()}
-        for _ in range(MAX_ROUNDS):
-            summaries = {displays[i]: r.summary for i, r in enumerate(results) if r is not None and r.summary}
-            if len(summaries) < 2:
-                break
-            table = Table(summaries, include_names)
-            stale: list[tuple[int, ProgramView]] = []
-            for i, r in enumerate(results):
-                if r is None or r.summary is None:
-                    continue
-                view = table.view(displays[i], r.summary.refs)
-                if digest_of_view(view) != r.depends:
-                    stale.append((i, view))
-            if not stale:
-                break
-            for (i, view), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale])):
-                results[i] = result
+        _second_pass(runner, work, reads, displays, results, include_names)
     finally:
         runner.close()
     for i, result in enumerate(results):
@@ -286,11 +284,38 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         if store is not None and keys[i] is not None and result is not None and not result.errors \
                 and not result.cached:
             store.put(displays[i], keys[i], result)
+    return _report(results[:reported], work, len(files), diagnostics, errors)
+
+
+def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
+                 reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
+                 results: list[FileResult | None], includes: dict[str, list[str]]) -> None:
+    """Analyse again, against the others' summaries, each file whose names resolve to summaries
+    other than those it was analysed with; until no summary changes (or MAX_ROUNDS)."""
+    for _ in range(MAX_ROUNDS):
+        summaries = {displays[i]: r.summary for i, r in enumerate(results) if r is not None and r.summary}
+        if len(summaries) < 2:
+            return
+        table = Table(summaries, includes)
+        stale: list[tuple[int, ProgramView]] = []
+        for i, r in enumerate(results):
+            if r is not None and r.summary is not None:
+                view = table.view(displays[i], r.summary.refs)
+                if digest_of_view(view) != r.depends:
+                    stale.append((i, view))
+        if not stale:
+            return
+        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale])):
+            results[i] = result
+
+
+def _report(results: list[FileResult | None], work: list[tuple[Path, Settings, list[str]]], files: int,
+            diagnostics: list[str], errors: list[str]) -> Report:
     findings: list[Finding] = []
     notes: list[str] = []
     unanalysed: list[tuple[str, str]] = []
     analysed_sites = all_sites = 0
-    for r, (_, _, codes) in zip(results[:reported], work):
+    for r, (_, _, codes) in zip(results, work):
         assert r is not None
         findings.extend(f for f in r.findings if f.code in codes)
         diagnostics.extend(r.diagnostics)
@@ -300,7 +325,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         analysed_sites += r.allocation_sites[0]
         all_sites += r.allocation_sites[1]
     findings.sort(key=Finding.sort_key)
-    return Report(findings, diagnostics, notes, len(files), errors, unanalysed, (analysed_sites, all_sites))
+    return Report(findings, diagnostics, notes, files, errors, unanalysed, (analysed_sites, all_sites))
 
 
 def compile_database_errors(all_settings) -> list[str]:

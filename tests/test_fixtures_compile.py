@@ -1,4 +1,4 @@
-"""Every CUDA fixture under tests/fixtures/ must be a real, compilable program.
+"""Every CUDA fixture under tests/fixtures/ (and tests/project_programs/) must be a real, compilable program.
 
 One test per ``*.cu`` file (found recursively, so new fixture folders are picked up), compiled with
 ``nvcc -std=c++17 -c``. Skipped when nvcc is not on PATH.
@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CU_FILES = sorted(FIXTURES.rglob("*.cu"))
+# The multi-file programs of tests/project_programs/ too: each file compiles on its own (`-c`).
+PROJECTS = Path(__file__).parent / "project_programs"
+CU_FILES = sorted(FIXTURES.rglob("*.cu")) + sorted(PROJECTS.rglob("*.cu"))
 
 pytestmark = [
     pytest.mark.nvcc,
@@ -22,7 +24,7 @@ pytestmark = [
 
 
 @pytest.mark.parametrize(
-    "cu_file", CU_FILES, ids=[str(p.relative_to(FIXTURES)) for p in CU_FILES]
+    "cu_file", CU_FILES, ids=[str(p.relative_to(p.parents[1] if PROJECTS in p.parents else FIXTURES)) for p in CU_FILES]
 )
 def test_fixture_compiles(cu_file: Path, tmp_path: Path) -> None:
     nvcc = shutil.which("nvcc")

@@ -124,3 +124,21 @@ def test_a_cached_result_is_invalid_when_a_summary_it_used_changed(tmp_path: Pat
     analysed.clear()
     Path("scale.cu").write_text(Path("scale.cu").read_text() + "// a comment\n")
     assert run() == second and analysed == ["scale.cu"]
+
+
+def test_a_cached_result_is_invalid_when_a_header_it_includes_changed(tmp_path: Path, monkeypatch) -> None:
+    """The preprocessor reads the macros of the local headers a file includes: they are part of its key."""
+    monkeypatch.chdir(tmp_path)
+    Path("conf.h").write_text("#define USE_B 1\n")
+    Path("main.cu").write_text(
+        '#include "conf.h"\n__global__ void k(float *x) { x[threadIdx.x] = 1.f; }\n'
+        "int main() {\n  float *d_b;\n  cudaMalloc(&d_b, 64);\n#if USE_B\n  k<<<1, 16>>>(d_b);\n#endif\n"
+        "  cudaFree(d_b);\n  return 0;\n}\n")
+
+    def run() -> list[tuple[str, int]]:
+        report = check_paths(["main.cu"], Settings(jobs=1, select=("GL",)), cache=True)
+        return [(f.code, f.location.row) for f in report.findings]
+
+    assert run() == [] and run() == []
+    Path("conf.h").write_text("#define USE_B 0\n")
+    assert run() == [("GL004", 5)]
