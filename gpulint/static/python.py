@@ -101,6 +101,7 @@ class _Value:
     captures: frozenset[str] | None = None
     # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
     choice: dict[int, Guard] | None = None
+    opaque: bool = False  # computed by a callable no table knows (`vgg(x)`)
 
 
 def _in_units(value: _Value) -> Size | None:
@@ -604,7 +605,7 @@ class _Scope(ScopeLowering):
                        or value.kind is not Kind.TENSOR or value.api.startswith(models.ALLOCATING_MODULES))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
                            names=value.size.names if value.size is not None else frozenset(),
-                           detail="derived" if derived else "")
+                           detail="derived" if derived else "", opaque=value.opaque)
         history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=_in_units(value), kind=value.kind)
         self.objects[oid] = history
         if copy is not None:
@@ -1160,7 +1161,7 @@ class _Scope(ScopeLowering):
             if c.receiver.device and (row is None or row.role is not Role.HOST_RESULT):
                 return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
             if self.computes_on_device(c):  # `self.backbone(x)`
-                return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+                return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()", opaque=True)
             return _Value(uses=c.uses | c.receiver.uses, device=False, api=f".{c.last}()" if c.receiver.uses else c.qual)
         return value
 
@@ -1223,7 +1224,7 @@ class _Scope(ScopeLowering):
             inner.cuda_pointer = False
             return inner
         if self.computes_on_device(c):  # `feats = vgg(x)`
-            return _Value(uses=c.uses, device=True, api=c.qual or f"{c.last}()")
+            return _Value(uses=c.uses, device=True, api=c.qual or f"{c.last}()", opaque=True)
         return _Value(uses=c.uses, device=False, api=c.qual)
 
     def computes_on_device(self, c: _Call) -> bool:
