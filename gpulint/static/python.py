@@ -549,6 +549,8 @@ class _Scope(ScopeLowering):
             if target.type in ("subscript", "attribute"):
                 self.escape(value.uses, stmt, "stored")
             return
+        if name == "_" and value.alias is None:
+            value = replace(value, device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
