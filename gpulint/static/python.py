@@ -298,8 +298,20 @@ class _Scope(ScopeLowering):
         self.local_defs: dict[str, Node] = {}  # functions defined in this scope, by name
         # `src = buf if need else x`: the objects `src` was bound to, and the arm each is in.
         self.chosen: dict[str, tuple[frozenset[int], dict[int, Guard]]] = {}
-        self.bound, self.host = module.names.scope_names(node)
+        self._names: tuple[frozenset[str], frozenset[str]] | None = None
         self.maybe_device = self.parameters_maybe_on_device()
+
+    def bound(self) -> frozenset[str]:
+        """The names this scope binds anywhere."""
+        if self._names is None:
+            self._names = self.m.names.scope_names(self.node)
+        return self._names[0]
+
+    def host(self) -> frozenset[str]:
+        """The names of this scope that only ever hold host values."""
+        if self._names is None:
+            self._names = self.m.names.scope_names(self.node)
+        return self._names[1]
 
     def parameters_maybe_on_device(self) -> set[str]:
         """Parameters that may hold a device array of the caller's: all but those annotated or
@@ -347,7 +359,7 @@ class _Scope(ScopeLowering):
             # The module's functions read these globals whenever they are called, by this module
             # or by its importers: the objects they hold at the end live on with the module.
             self.stmt_node = None
-            held = self.captured(self.with_closures(self.m.names.global_reads))
+            held = self.captured(self.with_closures(self.m.names.global_reads())) if self.objects else set()
             if held and body:
                 self.escape(held, body[-1], "read by the module's functions")
         self.builder.finish(Location(self.m.path, self.node.end_point[0] + 1, 1), True, "end of scope")
@@ -446,7 +458,7 @@ class _Scope(ScopeLowering):
             return
         name = self.text(fn.child_by_field_name("name"))
         if self.node.type == "module":
-            captures = self.m.names.reach.get(name, frozenset())
+            captures = self.m.names.reach(name)
         else:
             captures = self.with_closures(self.m.names.free_names(fn))
             self.local_defs[name] = fn
@@ -764,7 +776,7 @@ class _Scope(ScopeLowering):
         not Python's own functions, host libraries and the methods of host values, nor a function
         of this file whose calls launch nothing, given host values."""
         for n in code_nodes(node):
-            if n.type != "call" or not self.m.names.call_launches(n, self.host) or self.host_copy(n):
+            if n.type != "call" or not self.m.names.call_launches(n, self.host()) or self.host_copy(n):
                 continue
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):
@@ -810,7 +822,7 @@ class _Scope(ScopeLowering):
         name = self.text(function)
         if name in self.local_defs:
             return [self.local_defs[name]]
-        if self.node.type == "module" or name not in self.bound:
+        if self.node.type == "module" or name not in self.bound():
             return self.m.names.top_defs.get(name, [])
         return []
 

@@ -55,7 +55,8 @@ class Names:
         self._launches: dict[tuple, bool] = {}
         # The module's functions by name (those defined at the top level, also under an `if`/`try`).
         self.top_defs: dict[str, list[Node]] = defaultdict(list)
-        top_classes: list[Node] = []
+        self.top_classes: list[Node] = []
+        self._reach: dict[str, frozenset[str]] = {}
         stack = list(root.named_children)
         while stack:
             node = stack.pop()
@@ -64,17 +65,21 @@ class Names:
             if node.type == "function_definition":
                 self.top_defs[self.text(node.child_by_field_name("name"))].append(node)
             elif node.type == "class_definition":
-                top_classes.append(node)
+                self.top_classes.append(node)
             elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
                                "elif_clause", "except_clause", "finally_clause"):
                 stack.extend(node.named_children)
-        # Names the module's functions and classes read from the module: its globals they use.
-        self.global_reads = frozenset().union(*(self.free_names(d) for ds in self.top_defs.values() for d in ds),
-                                              *(self.free_names(c) for c in top_classes))
-        # A top-level function reads, when called, its own free names and those of the top-level
-        # functions it calls (or launches, or passes on), at any depth.
-        self.reach: dict[str, frozenset[str]] = {}
-        for name in self.top_defs:
+
+    def global_reads(self) -> frozenset[str]:
+        """The names the module's functions and classes read from the module: its globals they use."""
+        return frozenset().union(*(self.free_names(d) for ds in self.top_defs.values() for d in ds),
+                                 *(self.free_names(c) for c in self.top_classes))
+
+    def reach(self, name: str) -> frozenset[str]:
+        """What a top-level function reads when called: its own free names and those of the
+        top-level functions it calls (or launches, or passes on), at any depth."""
+        cached = self._reach.get(name)
+        if cached is None:
             seen, todo, names = {name}, [name], set()
             while todo:
                 for d in self.top_defs.get(todo.pop(), ()):
@@ -83,7 +88,8 @@ class Names:
                         if free in self.top_defs and free not in seen:
                             seen.add(free)
                             todo.append(free)
-            self.reach[name] = frozenset(names)
+            cached = self._reach[name] = frozenset(names)
+        return cached
 
     # ------------------------------------------------------------------ free names
     def free_names(self, fn: Node) -> frozenset[str]:
