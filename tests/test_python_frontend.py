@@ -217,14 +217,15 @@ import cupy as cp
 import numpy as np
 from numba import cuda
 
-def f(x, frames: np.ndarray, h_out):
+def f(x, frames: np.ndarray, h_out, y):
     a = cp.asarray(x)           # maybe the caller's device array: no object
     m = a.mean()                # computed on the device: an object
     s = cp.asarray(frames)      # a host array, as annotated: an upload
     d = cuda.to_device(h_out, copy=False)
-    return m, s, d
+    u = cuda.to_device(y)       # Numba code uploads host arrays: an upload
+    return m, s, d, u
 """)
-    assert set(objs) == {"m", "s", "d"}
+    assert set(objs) == {"m", "s", "d", "u"}
     assert [t.event.op for t in objs["d"].touches if not t.use] == []  # nothing copied in
 
 

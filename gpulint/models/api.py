@@ -53,6 +53,10 @@ class Api:
     # Gives its `source` itself, allocating nothing, when that is already a device array
     # (`cupy.asarray(d)`, `torch.as_tensor(d)`, Numba's `to_device(d)`).
     passes_device: bool = False
+    # Array-agnostic code calls it on whatever it is given (`cupy.asarray(a)`, `torch.as_tensor(x)`):
+    # a parameter given to it may be the caller's device array already (Numba's `to_device` is
+    # called on host arrays: not this).
+    converts: bool = False
     # A keyword that, when False, makes the call allocate without copying its source in
     # (Numba's `to_device(h, copy=False)`: an array shaped like `h`, contents unset).
     copy_keyword: str | None = None

@@ -11,7 +11,8 @@ from gpulint.models.api import ALWAYS, EXTENTS, Api, Role
 
 def _factory(*, fills: bool, source: int | None = None, size: str | tuple[int, ...] = EXTENTS,
              passes_device: bool = False) -> Api:
-    return Api(Role.FACTORY, initialises=fills, size=size, device=ALWAYS, source=source, passes_device=passes_device)
+    return Api(Role.FACTORY, initialises=fills, size=size, device=ALWAYS, source=source, passes_device=passes_device,
+               converts=passes_device)
 
 
 _RAW = Api(Role.RAW_ALLOC, size=EXTENTS, kind=Kind.RAW)

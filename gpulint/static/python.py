@@ -1126,7 +1126,7 @@ class _Scope(ScopeLowering):
         if source.type == "identifier":
             if value.alias:
                 return _Value(uses=c.uses - value.uses, device=True, alias=set(value.alias), api=c.qual)
-            if self.text(source) in self.maybe_device and (row.device == ALWAYS or device_kw is not None):
+            if row.converts and self.text(source) in self.maybe_device and (row.device == ALWAYS or device_kw is not None):
                 return _Value(uses=c.uses, device=True, alias={_FOREIGN}, api=c.qual)
             return None
         if value.device:  # computed on the device right here: that value
