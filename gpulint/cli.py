@@ -277,7 +277,8 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, exten
     diagnostics: list[str] = []
     if fixed is None:
         resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude, "extend_include": extend_include,
-                              "no_respect_gitignore": no_respect_gitignore, "force_exclude": force_exclude},
+                              "no_respect_gitignore": no_respect_gitignore, "force_exclude": force_exclude,
+                              "default_select": DEFAULT_SELECT},
                              config_file, isolated)
         fixed, diagnostics, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
     _diagnose(diagnostics, [], errors, False)
