@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gpulint import __version__
-from gpulint.config import FRONTENDS, ConfigError, Resolver
+from gpulint.config import DEFAULT_SELECT, FRONTENDS, ConfigError, Resolver
 
 
 def _rules() -> dict:
@@ -189,18 +189,36 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
                           "extend_include": extend_include, "no_respect_gitignore": no_respect_gitignore,
                           "force_exclude": force_exclude, "threshold": threshold, "jobs": jobs, "frontend": frontend,
-                          "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes},
+                          "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes,
+                          "default_select": DEFAULT_SELECT},
                          config_file, isolated)
     settings = resolver.base
     report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
+    report.findings, small = _at_least(report.findings, settings.min_bytes)
     _diagnose(report.diagnostics, report.notes, report.errors, verbose)
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
+    hidden = " ".join(note for note in (report.unanalysed_summary(), _small_note(small, settings.min_bytes)) if note)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
-            len(report.errors), hidden=report.unanalysed_summary(), coverage=report.allocation_sites_line())
+            len(report.errors), hidden=hidden, coverage=report.allocation_sites_line())
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
+
+
+def _at_least(findings: list, min_bytes: int) -> tuple[list, int]:
+    """The findings whose object's size is unknown or at least `min_bytes`, and how many were not."""
+    kept = [f for f in findings if not isinstance(f.properties.get("size"), int) or f.properties["size"] >= min_bytes]
+    return kept, len(findings) - len(kept)
+
+
+def _small_note(hidden: int, min_bytes: int) -> str:
+    from gpulint.findings import human_bytes
+
+    if not hidden:
+        return ""
+    return (f"{hidden} finding{'s' if hidden != 1 else ''} on objects below --min-bytes {human_bytes(min_bytes)} "
+            f"{'was' if hidden == 1 else 'were'} hidden (--min-bytes 0 shows them).")
 
 
 def _diagnose(diagnostics: list[str], notes: list[str], errors: list[str], verbose: bool) -> None:
@@ -259,7 +277,8 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, exten
     diagnostics: list[str] = []
     if fixed is None:
         resolver = _resolver({"select": select, "ignore": ignore, "exclude": exclude, "extend_include": extend_include,
-                              "no_respect_gitignore": no_respect_gitignore, "force_exclude": force_exclude},
+                              "no_respect_gitignore": no_respect_gitignore, "force_exclude": force_exclude,
+                              "default_select": DEFAULT_SELECT},
                              config_file, isolated)
         fixed, diagnostics, errors = fix_paths(list(paths) or ["."], resolver, unsafe_fixes)
     _diagnose(diagnostics, [], errors, False)

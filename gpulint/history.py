@@ -190,6 +190,9 @@ class Event:
     names: frozenset[str] = frozenset()
     # A run's host-to-device copy: a digest of the host bytes it read (equal digests, same data).
     content: str | None = None
+    # Statically: a call of something no table knows (a module, a function of the program) made
+    # it; that may draw random numbers or change the callee's state, so it cannot move freely.
+    opaque: bool = False
 
     def __repr__(self) -> str:  # keep test failures readable
         return f"<{self.op.value} {self.api} t={self.t} line={self.location.row}>"

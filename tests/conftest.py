@@ -17,6 +17,18 @@ from gpulint.static.unknown import STRICT_ENV
 os.environ[STRICT_ENV] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def every_rule_by_default(request, monkeypatch):
+    """The tests judge each rule on small programs: `check` and `fix` without a selection run every
+    rule and show findings of any size here.  Tests marked `real_defaults` see the shipped default
+    (DEFAULT_SELECT and `--min-bytes`), which `test_defaults.py` checks."""
+    if request.node.get_closest_marker("real_defaults") is None:
+        import gpulint.cli
+
+        monkeypatch.setattr(gpulint.cli, "DEFAULT_SELECT", ())
+        monkeypatch.setattr(gpulint.cli, "_at_least", lambda findings, min_bytes: (findings, 0))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The one marker grammar of every test program, in a comment on the line a finding points at:
 #   `// expect: GL001, GL002`  static analysis finds these here

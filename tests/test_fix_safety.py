@@ -187,7 +187,7 @@ int main() {
 """
     (tmp_path / "h.cu").write_text(text)
     # A fresh process, timed out: folding `1 << 100000000` must not build the integer.
-    result = subprocess.run([sys.executable, "-m", "gpulint", "check", "--no-cache", "--isolated", "h.cu"],
+    result = subprocess.run([sys.executable, "-m", "gpulint", "check", "--no-cache", "--isolated", "--select", "ALL", "--min-bytes", "0", "h.cu"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "Traceback" not in result.stderr and "error" not in result.stderr
 

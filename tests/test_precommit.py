@@ -39,6 +39,8 @@ def test_hooks_from_a_checkout(tmp_path: Path) -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("try-repo needs this checkout to be a git repository")
     repo = _repo(tmp_path)
+    # Every rule, as the dead write below is GL007's (not in the default selection).
+    (repo / "gpulint.toml").write_text('select = ["ALL"]\nmin-bytes = 0\n')
     (repo / "clean.cu").write_text("__global__ void k(float *a) { a[0] = 1.f; }\n"
                                    "int main() { float *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaFree(d); return 0; }\n")
     subprocess.run(["git", "add", "."], cwd=repo, check=True)

@@ -190,3 +190,78 @@ def spread(x, devices):
     return out
 """
     assert findings(code, tmp_path) == Counter()
+
+
+def test_aliases_and_swaps_make_no_objects() -> None:
+    objs, unit = histories("""
+import cupy as cp
+
+def f(h_a, steps):
+    a = cp.asarray(h_a)
+    b = cp.empty_like(a)
+    c = a
+    for _ in range(steps):
+        cp.multiply(a, 0.5, out=b)
+        a, b = b, a
+    return cp.asnumpy(c), cp.asarray(b)
+""")
+    assert set(objs) == {"a", "b"}  # `c = a`, the swap and `cp.asarray(b)` name the same two objects
+    assert not any(h.frees for h in objs.values())  # the swap frees neither
+    # `a` (first bound to b's object by the swap) reads it in the next iteration.
+    assert "next iteration" in [t.event.api for t in objs["b"].uses]
+
+
+def test_conversions_of_parameters_and_copy_false() -> None:
+    objs, _ = histories("""
+import cupy as cp
+import numpy as np
+from numba import cuda
+
+def f(x, frames: np.ndarray, h_out, y):
+    a = cp.asarray(x)           # maybe the caller's device array: no object
+    m = a.mean()                # computed on the device: an object
+    s = cp.asarray(frames)      # a host array, as annotated: an upload
+    d = cuda.to_device(h_out, copy=False)
+    u = cuda.to_device(y)       # Numba code uploads host arrays: an upload
+    return m, s, d, u
+""")
+    assert set(objs) == {"m", "s", "d", "u"}
+    assert [t.event.op for t in objs["d"].touches if not t.use] == []  # nothing copied in
+
+
+def test_closures_and_kernels_use_what_they_read_where_called() -> None:
+    objs, _ = histories("""
+import torch
+from numba import cuda
+
+table = cuda.to_device(LUT)
+
+@cuda.jit
+def k(out):
+    out[0] = table[0]
+
+def f(dev, xs):
+    w = torch.ones(4, device=dev)
+    g = lambda v: v @ w
+    for x in xs:
+        g(x)
+    return 1
+
+k[1, 32](OUT)
+""")
+    assert [t.event.api for t in objs["w"].uses] == ["g"]  # the call in the loop, not the definition
+    assert [t.event.location.row for t in objs["table"].uses] == [18]  # the launch
+    assert objs["table"].escapes  # read by the module's kernel: importers may launch it
+
+
+def test_a_use_through_a_conditional_expression_carries_its_test() -> None:
+    objs, _ = histories("""
+import torch
+
+def f(x, need, dev):
+    buf = torch.empty(4, device=dev)
+    src = buf if need else x
+    return torch.relu(src).sum().item()
+""")
+    (use,) = objs["buf"].uses
+    assert [(g.condition, g.branch) for g in use.event.guards] == [("need", 0)]

@@ -22,7 +22,10 @@ def sarif_for(*paths: str, cwd: Path = ROOT, extra: tuple[str, ...] = ()) -> dic
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        result = CliRunner().invoke(main, ["check", "--format", "sarif", *extra, *paths], catch_exceptions=False)
+        # Every rule and every size (module-scoped callers run before the conftest fixture that
+        # makes that the tests' default).
+        result = CliRunner().invoke(main, ["check", "--format", "sarif", "--min-bytes", "0", *(extra or ("--select", "ALL")),
+                                           *paths], catch_exceptions=False)
     finally:
         os.chdir(old)
     assert result.exit_code in (0, 1), result.output

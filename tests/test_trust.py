@@ -168,7 +168,10 @@ def test_broken_compile_database_is_exit_2_naming_it(tmp_path, content, why) -> 
 
 
 def _gpulint(cwd: Path, *args: str, stdin: str | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
-    """A real process, with a timeout: a hang must fail the test, not the suite."""
+    """A real process, with a timeout: a hang must fail the test, not the suite.  `check` and `fix`
+    run every rule (and `check` every size), as in-process tests do (conftest)."""
+    if args and args[0] in ("check", "fix") and "--select" not in args:
+        args = (args[0], "--select", "ALL", *(("--min-bytes", "0") if args[0] == "check" else ()), *args[1:])
     return subprocess.run([sys.executable, "-m", "gpulint", *args], cwd=cwd, capture_output=True, text=True,
                           input=stdin, timeout=timeout)
 

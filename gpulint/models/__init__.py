@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpulint.models import cuda_python, cupy, numba, python_builtins, torch
+from gpulint.models import cuda_python, cupy, host_libraries, numba, python_builtins, torch
 from gpulint.models.api import Api
 
 _TABLES = (torch, cupy, numba, cuda_python, python_builtins)
@@ -39,7 +39,9 @@ COMPUTING_MODULES = ("torch.", "cupy.")
 READ_ONLY_MODULES = ("torch.", "cupy.", "numpy.", "numba.")
 # What these modules make is an allocation of theirs, never a value derived from other objects.
 ALLOCATING_MODULES = ("torch.", "cupy.", "numba.")
-NO_LAUNCH_PREFIXES = python_builtins.NO_LAUNCH_PREFIXES + cuda_python.NO_LAUNCH_PREFIXES
+# Modules whose functions give host values (and whose values' methods do too).
+HOST_MODULES = host_libraries.HOST_MODULES
+NO_LAUNCH_PREFIXES = python_builtins.NO_LAUNCH_PREFIXES + cuda_python.NO_LAUNCH_PREFIXES + HOST_MODULES
 CONTAINER_STORES = python_builtins.CONTAINER_STORES
 # Context managers that select the current device (`with cupy.cuda.Device(i):`, `torch.cuda.device`),
 # by the last name of what is called.

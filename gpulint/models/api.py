@@ -50,6 +50,16 @@ class Api:
     device: str | None = None  # KEYWORD, ALWAYS or TEMPLATE, for what makes a new object
     aten: tuple[str, ...] = ()  # the `aten::` ops a PyTorch run records it as
     source: int | None = None  # argument whose data it copies in (`cupy.asarray(h)`)
+    # Gives its `source` itself, allocating nothing, when that is already a device array
+    # (`cupy.asarray(d)`, `torch.as_tensor(d)`, Numba's `to_device(d)`).
+    passes_device: bool = False
+    # Array-agnostic code calls it on whatever it is given (`cupy.asarray(a)`, `torch.as_tensor(x)`):
+    # a parameter given to it may be the caller's device array already (Numba's `to_device` is
+    # called on host arrays: not this).
+    converts: bool = False
+    # A keyword that, when False, makes the call allocate without copying its source in
+    # (Numba's `to_device(h, copy=False)`: an array shaped like `h`, contents unset).
+    copy_keyword: str | None = None
     write: Op | None = None  # a full write's event: a copy or a memset
     kind: Kind = Kind.TENSOR  # the object history's kind: tensor, raw or device
     returns_status: bool = False  # returns `(error, result)` (cuda-python)

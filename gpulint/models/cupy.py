@@ -9,8 +9,10 @@ from gpulint.history import Kind, Op
 from gpulint.models.api import ALWAYS, EXTENTS, Api, Role
 
 
-def _factory(*, fills: bool, source: int | None = None, size: str | tuple[int, ...] = EXTENTS) -> Api:
-    return Api(Role.FACTORY, initialises=fills, size=size, device=ALWAYS, source=source)
+def _factory(*, fills: bool, source: int | None = None, size: str | tuple[int, ...] = EXTENTS,
+             passes_device: bool = False) -> Api:
+    return Api(Role.FACTORY, initialises=fills, size=size, device=ALWAYS, source=source, passes_device=passes_device,
+               converts=passes_device)
 
 
 _RAW = Api(Role.RAW_ALLOC, size=EXTENTS, kind=Kind.RAW)
@@ -29,9 +31,10 @@ FUNCTIONS: dict[str, Api] = {
     "cupy.full_like": _factory(fills=True),
     "cupy.arange": _factory(fills=True),
     "cupy.linspace": _factory(fills=True, size=(2,)),
-    # Copy their argument up from the host (when it is not on the device already: then a fill).
+    # Copy their argument up from the host (when it is on the device already: `array` copies it
+    # there, `asarray` gives it back as it is).
     "cupy.array": _factory(fills=True, source=0),
-    "cupy.asarray": _factory(fills=True, source=0),
+    "cupy.asarray": _factory(fills=True, source=0, passes_device=True),
     # Returns its argument when it is contiguous already; the copy it makes otherwise is not modelled.
     "cupy.ascontiguousarray": _factory(fills=False),
     "cupy.cuda.alloc": _RAW,

@@ -17,7 +17,8 @@ FUNCTIONS: dict[str, Api] = {
     "numba.cuda.device_array_like": _RAW,
     "numba.cuda.mapped_array": _RAW,
     "numba.cuda.pinned_array": _RAW,  # host memory, counted with the raw allocations as before
-    "numba.cuda.to_device": Api(Role.TRANSFER, initialises=True, size=EXTENTS, device=ALWAYS, source=0),
+    "numba.cuda.to_device": Api(Role.TRANSFER, initialises=True, size=EXTENTS, device=ALWAYS, source=0,
+                                passes_device=True, copy_keyword="copy"),
     "numba.cuda.stream": _NO_LAUNCH,
     "numba.cuda.event": _NO_LAUNCH,
 }

@@ -7,11 +7,15 @@ from gpulint.models.api import Api, Role
 
 _NO_LAUNCH = Api(Role.PLAIN, launches=False)
 _READ_ONLY = Api(Role.PLAIN, launches=False, read_only=True)
+# What they give is a Python value on the host (a number, a string, a file), whatever they are given.
+_HOST = Api(Role.HOST_RESULT, launches=False, read_only=True)
 
 FUNCTIONS: dict[str, Api] = {
-    **dict.fromkeys(("print", "len", "range", "enumerate", "zip", "isinstance", "min", "max", "float", "int", "str"),
+    **dict.fromkeys(("print", "range", "enumerate", "zip", "min", "max", "any", "all", "reversed", "getattr"),
                     _READ_ONLY),
-    **dict.fromkeys(("list", "dict", "set", "tuple", "sorted", "sum", "abs", "round", "open", "format", "repr"),
+    **dict.fromkeys(("len", "isinstance", "issubclass", "float", "int", "str", "bool", "bytes", "repr", "format",
+                     "hash", "id", "ord", "chr", "callable", "hasattr", "type", "open"), _HOST),
+    **dict.fromkeys(("list", "dict", "set", "tuple", "sorted", "sum", "abs", "round", "divmod", "setattr"),
                     _NO_LAUNCH),
 }
 
@@ -21,6 +25,10 @@ MEMBERS: dict[str, Api] = {
     **dict.fromkeys(("append", "extend", "insert", "pop", "update", "join", "format", "split", "strip", "startswith",
                      "endswith", "replace", "lower", "upper", "write", "read", "close", "info", "debug", "warning",
                      "error"), _NO_LAUNCH),
+    # Strings' and files' own methods (no tensor or array has a method of these names).
+    **dict.fromkeys(("rstrip", "lstrip", "rsplit", "splitlines", "encode", "decode", "isdigit", "isalpha",
+                     "isalnum", "isspace", "zfill", "ljust", "rjust", "center", "casefold", "capitalize", "find",
+                     "rfind", "readline", "readlines", "writelines", "seek", "tell"), _NO_LAUNCH),
 }
 
 # Modules whose functions launch nothing.

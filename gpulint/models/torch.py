@@ -47,7 +47,7 @@ FUNCTIONS: dict[str, Api] = {
     "torch.tensor": Api(Role.FACTORY, initialises=True, size=EXTENTS, device=KEYWORD, aten=("aten::lift_fresh",),
                         source=0),
     "torch.as_tensor": Api(Role.FACTORY, initialises=True, size=EXTENTS, device=KEYWORD, aten=("aten::lift_fresh",),
-                           source=0),
+                           source=0, passes_device=True, converts=True),
     "torch.empty_like": _factory("aten::empty_like", fills=False, device=TEMPLATE),
     "torch.zeros_like": _factory("aten::zeros_like", fills=True, device=TEMPLATE),
     "torch.ones_like": _factory("aten::ones_like", fills=True, device=TEMPLATE),

@@ -89,5 +89,5 @@ RANDOM_DRAWS = torch_models.RANDOM_DRAWS
 
 
 def draws_random(event: Event) -> bool:
-    return event.api.rsplit(".", 1)[-1].strip("()`") in RANDOM_DRAWS
+    return event.opaque or event.api.rsplit(".", 1)[-1].strip("()`") in RANDOM_DRAWS
 

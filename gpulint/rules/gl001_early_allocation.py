@@ -78,7 +78,9 @@ def _move_down(unit: Unit, h: ObjectHistory, use: Event) -> Fix | None:
     # Only a random draw needs the scan of what the move passes (for every fix it was quadratic).
     if draws_random(h.alloc) and any(h.alloc.t < e.t < use.t and e.op in (Op.ALLOC, Op.CALL, Op.LAUNCH)
                                      for e in h.timeline.events):
-        # Anything it moves past may draw from the same generator (a loop, a model's dropout):
-        # the program would see other numbers.  Shown, never applied.
-        return Fix(message + " (it would draw other random numbers)", Applicability.DISPLAY_ONLY, tuple(edits))
+        # Anything it moves past may draw from the same generator (a loop, a model's dropout), or
+        # (a call of a module) change the state it computes with: the program would see other
+        # numbers.  Shown, never applied.
+        why = "it may compute other values" if h.alloc.opaque else "it would draw other random numbers"
+        return Fix(f"{message} ({why})", Applicability.DISPLAY_ONLY, tuple(edits))
     return Fix(message, Applicability.UNSAFE, tuple(edits))

@@ -68,16 +68,18 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue  # members: guards across functions do not compare; a computed value is not an allocation to move
         if any(t.event.loops != h.alloc.loops for t in uses):
             continue  # a guard inside a loop: moving the allocation under it would repeat it
-        common = set(uses[0].event.guards)
+        # The guards of the first use that every other use has too, or the same test (`if (ws)`
+        # twice; in Python a conditional expression `b if ws else x` testing it), outermost first.
+        common = list(uses[0].event.guards)
         for touch in uses[1:]:
             if not common:
                 break  # some use is unguarded (always so in a run's history)
-            common &= set(touch.event.guards)
-        common = {g for g in common if not any(g == a or g.same_test(a) for a in h.alloc.guards)}
+            common = [g for g in common if any(g == o or g.same_test(o) for o in touch.event.guards)]
+        common = [g for g in common if not any(g == a or g.same_test(a) for a in h.alloc.guards)]
         if not common:
             continue
-        # The outermost guard shared by every use that the allocation lacks.
-        guard = next(g for g in uses[0].event.guards if g in common)
+        # The outermost such guard the allocation lacks, an `if` statement's before an expression's.
+        guard = next((g for g in common if g.stmt_start is not None), common[0])
         arm = "" if guard.branch == 0 else "the else branch of "
         message = (f"`{h.name}` is allocated unconditionally at line {h.alloc.location.row} but every use is under "
                    f"{arm}`if ({guard.condition})` at line {guard.location.row}")
@@ -121,8 +123,8 @@ def _remove_allocation(unit: Unit, path: str, source: bytes, h: ObjectHistory, o
 def _under_guard(unit: Unit, h: ObjectHistory, guard: Guard) -> Fix | None:
     """Move the allocation (with its initialising writes) into the guarded block, before the first
     use, and its free after the last use."""
-    if unit.source is None:
-        return None
+    if unit.source is None or any(guard not in t.event.guards for t in h.uses):
+        return None  # some use is under another test of the same condition: no one block holds them all
     path, source = h.alloc.location.path, unit.source
     enter = frozenset({("if", guard.id, guard.branch)})
     uses = sorted((t.event for t in h.uses), key=lambda e: e.t)

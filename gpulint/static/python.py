@@ -23,12 +23,21 @@ from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
 from gpulint.static import unknown
+from gpulint.static.python_names import Names, code_nodes
 from gpulint.static.scope import Bindings, ScopeLowering
 
 # Statements whose only effect on device objects is to read the names in them.
 _READ_ONLY_STATEMENTS = {"assert_statement", "break_statement", "continue_statement", "print_statement",
                          "exec_statement", "type_alias_statement"}
 _DEVICE_NAME = re.compile(r"device|dev\b|dev_|_dev|gpu|cuda", re.I)
+# Parameters named as host data (`h_x`, `frames_host`, `img_np`): what they hold is on the host.
+_HOST_NAME = re.compile(r"^(h|host|cpu|np)_|_(host|cpu|np|numpy)$", re.I)
+# Annotations naming host data (`np.ndarray`, `list[float]`, `str`), once the imports resolve them.
+_HOST_ANNOTATION = re.compile(r"^(numpy\.|PIL\.|pathlib\.)|^(list|List|tuple|Tuple|Sequence|Iterable|str|int|float|"
+                              r"bool|bytes|dict|Dict|Path)$")
+# In a binding: a device array the scope does not own (`a = cp.asarray(a)` of a parameter `a`,
+# which is the caller's array when it is on the device already). Never an object of the scope.
+_FOREIGN = -1
 
 
 @lru_cache(maxsize=1)
@@ -85,6 +94,14 @@ class _Value:
     transfer_from: set[str] | None = None  # names a host->device transfer copies from
     staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
     cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
+    # The value IS these objects (`y = x`, `cp.asarray(d)` of a device `d`): binding it to a name
+    # makes another name of them, not a new object.
+    alias: set[int] | None = None
+    # A function or lambda: the names it reads from the scope when called (a use of what they hold).
+    captures: frozenset[str] | None = None
+    # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
+    choice: dict[int, Guard] | None = None
+    opaque: bool = False  # computed by a callable no table knows (`vgg(x)`)
 
 
 def _in_units(value: _Value) -> Size | None:
@@ -146,6 +163,7 @@ class _Module:
     def run(self) -> tuple[Unit, list[str]]:
         self.collect_imports(self.root)
         self.collect_constants()
+        self.names = Names(self.root, self.text, self.qualify)
         scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
         stack = list(self.root.named_children)
         while stack:
@@ -274,6 +292,45 @@ class _Scope(ScopeLowering):
         self.name_counts: dict[str, int] = {}
         self.derived: dict[str, set[str]] = {}
         self.device_context: list[set[str]] = []  # names selecting the current device (`with Device(i)`)
+        # Names bound to functions and lambdas of the scope (and, in the module, its functions):
+        # the names each reads when called.
+        self.closures: dict[str, frozenset[str]] = {}
+        self.local_defs: dict[str, Node] = {}  # functions defined in this scope, by name
+        # `src = buf if need else x`: the objects `src` was bound to, and the arm each is in.
+        self.chosen: dict[str, tuple[frozenset[int], dict[int, Guard]]] = {}
+        self._names: tuple[frozenset[str], frozenset[str]] | None = None
+        self.maybe_device = self.parameters_maybe_on_device()
+
+    def bound(self) -> frozenset[str]:
+        """The names this scope binds anywhere."""
+        if self._names is None:
+            self._names = self.m.names.scope_names(self.node)
+        return self._names[0]
+
+    def host(self) -> frozenset[str]:
+        """The names of this scope that only ever hold host values."""
+        if self._names is None:
+            self._names = self.m.names.scope_names(self.node)
+        return self._names[1]
+
+    def parameters_maybe_on_device(self) -> set[str]:
+        """Parameters that may hold a device array of the caller's: all but those annotated or
+        named as host data (`frames: np.ndarray`, `h_x`)."""
+        params = self.node.child_by_field_name("parameters") if self.node.type == "function_definition" else None
+        out: set[str] = set()
+        for p in params.named_children if params is not None else []:
+            name = p if p.type == "identifier" else p.child_by_field_name("name") or (
+                p.named_children[0] if p.named_children else None)
+            if name is None or name.type != "identifier" or _HOST_NAME.search(self.text(name)):
+                continue
+            annotation = p.child_by_field_name("type")
+            if annotation is not None:
+                words = {self.m.qualify(n) for n in _walk(annotation) if n.type in ("identifier", "attribute")}
+                if any(_HOST_ANNOTATION.search(w) for w in words) and not any(
+                        w.startswith(("cupy", "torch", "numba")) for w in words):
+                    continue
+            out.add(self.text(name))
+        return out
 
     # ------------------------------------------------------------------ results
     def histories(self) -> list[ObjectHistory]:
@@ -298,6 +355,13 @@ class _Scope(ScopeLowering):
             elif n.type == "block":
                 blocks.append((n.start_byte, n.end_byte))
         self.block(body)
+        if self.node.type == "module":
+            # The module's functions read these globals whenever they are called, by this module
+            # or by its importers: the objects they hold at the end live on with the module.
+            self.stmt_node = None
+            held = self.captured(self.with_closures(self.m.names.global_reads())) if self.objects else set()
+            if held and body:
+                self.escape(held, body[-1], "read by the module's functions")
         self.builder.finish(Location(self.m.path, self.node.end_point[0] + 1, 1), True, "end of scope")
 
     # ------------------------------------------------------------------ statements
@@ -313,8 +377,11 @@ class _Scope(ScopeLowering):
     def stmt(self, node: Node) -> None:
         kind = node.type
         self.stmt_node = node
-        if kind in ("function_definition", "class_definition", "decorated_definition", "comment",
-                    "import_statement", "import_from_statement", "future_import_statement", "pass_statement"):
+        if kind in ("function_definition", "decorated_definition"):
+            self.define(node)
+            return
+        if kind in ("class_definition", "comment", "import_statement", "import_from_statement",
+                    "future_import_statement", "pass_statement"):
             return
         if kind == "ERROR":
             self.has_errors = True
@@ -350,7 +417,8 @@ class _Scope(ScopeLowering):
         elif kind == "delete_statement":
             for target in _flatten_targets(node.named_children):
                 name = self.text(target)
-                oids = self.bindings.pop(name, set())
+                self.forget(name)
+                oids = {o for o in self.bindings.pop(name, set()) if o in self.objects and not self.bindings.held(o)}
                 if oids:
                     event = self.event(Op.FREE, "del", node)
                     for oid in oids:
@@ -364,7 +432,8 @@ class _Scope(ScopeLowering):
                 read: set[int] = set()
                 for part in parts:
                     part_value = self.evaluate(part)
-                    (returned if part_value.device or part.type in ("dictionary", "list", "tuple") else read).update(
+                    keeps = part_value.device or part_value.captures is not None  # a closure keeps what it reads
+                    (returned if keeps or part.type in ("dictionary", "list", "tuple") else read).update(
                         part_value.uses)
                 self.use(read | returned, node, "return")
                 self.escape(returned, node, "return")
@@ -373,13 +442,46 @@ class _Scope(ScopeLowering):
             self.event(Op.EXIT, "return", node, detail="return")
         elif kind in ("global_statement", "nonlocal_statement"):
             for n in node.named_children:
-                for oid in self.bindings.get(self.text(n), set()):
+                for oid in self.objects_of(self.text(n)):
                     self.escape({oid}, node, "global")
         else:
             if kind not in _READ_ONLY_STATEMENTS:
                 # `match`, say: its names are read, but its arms are not branches to the rules.
                 unknown.skipped(self.m.unknown, "tree-sitter-python", kind, node.start_point[0] + 1)
             self.reads(node, node)
+
+    def define(self, node: Node) -> None:
+        """`def f(...)`: from here on `f` names a function that reads, whenever it is called (or a
+        kernel launched), what its free names hold at that moment."""
+        fn = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        if fn is None or fn.type != "function_definition":
+            return
+        name = self.text(fn.child_by_field_name("name"))
+        if self.node.type == "module":
+            captures = self.m.names.reach(name)
+        else:
+            captures = self.with_closures(self.m.names.free_names(fn))
+            self.local_defs[name] = fn
+        self.unbind(name, node)
+        self.closures[name] = captures
+        decorators = [self.m.qualify(_callee(c.named_children[0])) for c in node.named_children
+                      if c.type == "decorator" and c.named_children]
+        if any(not d.startswith("numba.") for d in decorators):
+            # A decorator receives the function: it may keep it or call it right away.
+            self.use(self.captured(captures), node, "decorator")
+
+    def with_closures(self, names: frozenset[str]) -> frozenset[str]:
+        """Free names, with those of the scope's functions and lambdas they call or pass on."""
+        return names.union(*(self.closures[n] for n in names if n in self.closures))
+
+    def captured(self, names: frozenset[str]) -> set[int]:
+        return set().union(*(self.objects_of(n) for n in names))
+
+    def forget(self, name: str) -> None:
+        """`name` is rebound or deleted: what was known about its old value goes."""
+        self.closures.pop(name, None)
+        self.chosen.pop(name, None)
+        self.maybe_device.discard(name)
 
     def expression_statement(self, node: Node) -> None:
         if node.type == "assignment":
@@ -406,7 +508,7 @@ class _Scope(ScopeLowering):
         # Full overwrite through a subscript: `x[:] = v`, `x[...] = v`.
         if left.type == "subscript":
             base = left.child_by_field_name("value")
-            oids = self.bindings.get(self.text(base), set()) if base is not None and base.type == "identifier" else set()
+            oids = self.objects_of(self.text(base)) if base is not None and base.type == "identifier" else set()
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
             if oids:
@@ -423,7 +525,8 @@ class _Scope(ScopeLowering):
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
             obj = left.child_by_field_name("object")
-            new = self.new_object(value, node, self.text(left)) if value.device and (value.api or value.transfer_from) else set()
+            new = self.new_object(value, node, self.text(left)) if value.device and value.alias is None and (
+                value.api or value.transfer_from) else set()
             if obj is not None:
                 self.escape(value.uses | new, node, "stored")
             return
@@ -431,8 +534,11 @@ class _Scope(ScopeLowering):
         values = right.named_children if right.type in ("expression_list", "tuple") and left.type in (
             "pattern_list", "tuple_pattern") and len(right.named_children) == len(targets) else [right]
         if len(values) == len(targets):
-            for target, value_node in zip(targets, values):
-                self.bind(target, self.evaluate(value_node, bound=target.type == "identifier"), node, value_node)
+            # Every value first, then the bindings: `a, b = b, a` swaps the two objects.
+            evaluated = [self.evaluate(value_node, bound=target.type == "identifier")
+                         for target, value_node in zip(targets, values)]
+            for target, value_node, value in zip(targets, values, evaluated):
+                self.bind(target, value, node, value_node)
             return
         value = self.evaluate(right, bound=True)
         if value.cuda_pointer and len(targets) >= 2:
@@ -455,6 +561,8 @@ class _Scope(ScopeLowering):
             if target.type in ("subscript", "attribute"):
                 self.escape(value.uses, stmt, "stored")
             return
+        if name == "_" and value.alias is None:
+            value = replace(value, device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
@@ -464,6 +572,20 @@ class _Scope(ScopeLowering):
                 self.host_factories.pop(name, None)
         else:
             self.host_factories.pop(name, None)
+        if value.alias is not None:
+            # Another name for the same objects (`y = x`, `src = buf if need else x`): no new object,
+            # and no use (binding a name launches nothing); the reads that chose it are uses.
+            self.use(value.uses - value.alias, stmt, "condition")
+            self.unbind(name, stmt, keep=value.alias)
+            self.bindings[name] = set(value.alias)
+            if value.choice:
+                self.chosen[name] = (frozenset(value.alias), value.choice)
+            return
+        if value.captures is not None:
+            # A lambda (or another name of a function): its reads happen when it is called.
+            self.unbind(name, stmt)
+            self.closures[name] = value.captures
+            return
         if value.device:
             new = self.new_object(value, stmt, name)
             self.unbind(name, stmt, keep=new)
@@ -473,8 +595,9 @@ class _Scope(ScopeLowering):
             self.unbind(name, stmt)
 
     def unbind(self, name: str, stmt: Node, keep: set[int] | None = None) -> None:
+        self.forget(name)
         old = self.bindings.pop(name, set())
-        dead = {o for o in old if not self.bindings.held(o) and o not in (keep or set())}
+        dead = {o for o in old if o in self.objects and not self.bindings.held(o) and o not in (keep or set())}
         if dead:
             event = self.event(Op.FREE, "rebind", stmt)
             for oid in dead:
@@ -496,7 +619,7 @@ class _Scope(ScopeLowering):
                        or value.kind is not Kind.TENSOR or value.api.startswith(models.ALLOCATING_MODULES))
         alloc = self.event(Op.ALLOC, value.api or "expression", stmt, size=value.size,
                            names=value.size.names if value.size is not None else frozenset(),
-                           detail="derived" if derived else "")
+                           detail="derived" if derived else "", opaque=value.opaque)
         history = ObjectHistory(name=name, timeline=self.timeline, alloc=alloc, size=_in_units(value), kind=value.kind)
         self.objects[oid] = history
         if copy is not None:
@@ -513,12 +636,29 @@ class _Scope(ScopeLowering):
         if not oids:
             return
         names = size.names if size is not None else frozenset()
-        event = self.event(Op.CALL, api or "expression", node, names=names)
         access = Access.READ | (Access.WRITE if writes else Access.NONE)
+        for guard, group in self.arms_of(oids, node):
+            guards = None if guard is None else (*self.guard_stack, guard)
+            event = self.event(Op.CALL, api or "expression", node, guards=guards, names=names)
+            for oid in group:
+                h = self.objects[oid]
+                h.touches.append(Touch(event, access, use=True, size=size if size is not None else h.size,
+                                       definite=definite))
+
+    def arms_of(self, oids: set[int], node: Node) -> list[tuple[Guard | None, set[int]]]:
+        """The objects grouped by the arm of a conditional expression they are reached through
+        here: `src = buf if need else x` ... `f(src)` uses `buf` only where `need` holds (as if under
+        `if need:`), unless `buf` is also named some other way."""
+        valid = {name: choice for name, (held, choice) in self.chosen.items() if self.bindings.get(name) == held}
+        if not valid:
+            return [(None, oids)]
+        read = _identifiers(self, node)
+        groups: dict[Guard | None, set[int]] = {}
         for oid in oids:
-            h = self.objects[oid]
-            h.touches.append(Touch(event, access, use=True, size=size if size is not None else h.size,
-                                   definite=definite))
+            arms = {valid[n].get(oid) if n in valid else None for n in read if oid in self.bindings.get(n, ())}
+            guard = arms.pop() if len(arms) == 1 else None
+            groups.setdefault(guard, set()).add(oid)
+        return list(groups.items())
 
     def write(self, oids: set[int], op: Op, api: str, node: Node, full: bool) -> None:
         event = self.event(op, api, node)
@@ -560,42 +700,131 @@ class _Scope(ScopeLowering):
             self.block(self.body_of(alt.child_by_field_name("body")))
 
     def loop_body(self, node: Node, loop_id: int) -> None:
+        body = self.body_of(node.child_by_field_name("body"))
+        cond = node.child_by_field_name("condition") if node.type == "while_statement" else None
+        # What the loop rebinds before anything in it may launch work (its own variables,
+        # `x = batch.cuda()` at the top of its body) dies before the loop runs anything on the GPU
+        # (a loop that runs no iteration launches nothing either).
+        first = self.rebound_first(node, body, cond)
+        for name, where in first:
+            held = self.objects_of(name)
+            if held and not any(held & self.objects_of(n) for n in self.names_before(node, where)):
+                self.unbind(name, where)
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
         # calls nothing that could launch one).
-        self.event(Op.LAUNCH, "loop", node, launches=1 if self.launches_work(node) else 0, detail="loop")
+        launches = any(self.may_launch(part) for part in ([cond] if cond is not None else []) + body)
+        self.event(Op.LAUNCH, "loop", node, launches=1 if launches else 0, detail="loop")
         if node.type == "for_statement":
             # `zip(edges[:-1], edges[1:])` is consumed while the loop runs: a use inside it.
             right = node.child_by_field_name("right")
             self.use(self.reads(right, node).uses, right or node, "iteration")
         if node.type == "while_statement":
-            cond = node.child_by_field_name("condition")
             self.use(self.reads(cond, node).uses, cond or node, "condition")
         else:
             left = node.child_by_field_name("left")
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
-        self.block(self.body_of(node.child_by_field_name("body")))
+        # The loop's names, not every binding: linear overall.
+        read = _names_read(self, node) - {name for name, _ in first}
+        before = {name: self.objects_of(name) for name in read}
+        self.block(body)
         # A name rebound in the loop and read by the loop carries its new object into the next
-        # iteration (`m = m_next.cuda()` ... `m(inputs)`): that object is used again.
+        # iteration (`m = m_next.cuda()` ... `m(inputs)`, `a, b = b, a`): that object is used again.
+        # Not the names each iteration rebinds before reading them.
         carried: set[int] = set()
-        for name in _names_read(self, node):  # the loop's names, not every binding: linear overall
-            carried |= {o for o in self.bindings.get(name, ()) if loop_id in self.objects[o].alloc.loops}
+        for name in read:
+            carried |= self.objects_of(name) - before[name]
         if carried:
             self.use(carried, node, "next iteration")
 
-    def launches_work(self, loop: Node) -> bool:
-        """Whether a loop's body calls anything that may launch GPU work."""
-        for n in _walk(loop.child_by_field_name("body")):
-            if n.type != "call":
+    def names_before(self, loop: Node, where: Node) -> set[str]:
+        """The names an iteration reads before the statement `where` (its condition, what a `for`
+        loop iterates, the statements before `where` in its body)."""
+        if where is loop:
+            return _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
+        out = _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
+        for stmt in self.body_of(loop.child_by_field_name("body")):
+            if stmt is where or stmt == where:
+                break
+            out |= _identifiers(self, stmt)
+        return out | _identifiers(self, where.named_children[0].child_by_field_name("right")
+                                  if where.named_children else None)
+
+    def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> list[tuple[str, Node]]:
+        """The names each iteration rebinds before it reads them and before anything in it may
+        launch work (a `for` loop's variables, then the plain assignments at the top of its body,
+        up to the first statement that may launch work), with where."""
+        if cond is not None and self.may_launch(cond):
+            return []
+        reads: set[str] = set(_identifiers(self, cond)) if cond is not None else set()
+        out: list[tuple[str, Node]] = []
+        if loop.type == "for_statement":
+            reads |= _identifiers(self, loop.child_by_field_name("right"))
+            out += [(self.text(t), loop) for t in _flatten_targets([loop.child_by_field_name("left")])
+                    if t.type == "identifier" and self.text(t) not in reads]
+        for stmt in body:
+            assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
+            if assign is None or assign.type != "assignment" or self.may_launch(stmt):
+                break
+            reads |= _identifiers(self, assign.child_by_field_name("right"))
+            out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_name("left")])
+                    if t.type == "identifier" and self.text(t) not in reads]
+        return out
+
+    def may_launch(self, node: Node) -> bool:
+        """Whether a statement (or a loop's condition) calls anything that may launch GPU work:
+        not Python's own functions, host libraries and the methods of host values, nor a function
+        of this file whose calls launch nothing, given host values."""
+        for n in code_nodes(node):
+            if n.type != "call" or not self.m.names.call_launches(n, self.host()) or self.host_copy(n):
                 continue
+            defs = self.functions_called(n)
+            if not defs or any(self.m.names.function_launches(d) for d in defs):
+                return True
             function = n.child_by_field_name("function")
-            qual = self.m.qualify(function)
-            method = self.text(function.child_by_field_name("attribute")) if function is not None and \
-                function.type == "attribute" else ""
-            if models.launches_nothing(qual, method):
-                continue
-            return True
+            if self.captured(self.closures.get(self.text(function), frozenset())) or any(
+                    self.bindings.get(self.text(a)) for a in _walk(n.child_by_field_name("arguments"))
+                    if a.type == "identifier"):
+                return True  # it computes on device objects
         return False
+
+    def host_copy(self, call: Node) -> bool:
+        """A copy of host data to the device (`batch.cuda()`, `x.to(dev)`, `cuda.to_device(h)`,
+        `cp.asarray(h)`): a copy, no kernel."""
+        function = call.child_by_field_name("function")
+        args = call.child_by_field_name("arguments")
+        positional = [a for a in (args.named_children if args is not None else []) if a.type not in (
+            "keyword_argument", "comment")]
+        row = models.function(self.m.qualify(function), "")
+        if row is not None and (row.role is Role.TRANSFER or (row.role is Role.FACTORY and row.source is not None)):
+            source = positional[row.source] if row.source is not None and len(positional) > row.source else None
+        elif function is not None and function.type == "attribute":
+            member = models.member(self.text(function.child_by_field_name("attribute")))
+            if member is None or member.role is not Role.TRANSFER:
+                return False
+            target = next((a.child_by_field_name("value") for a in (args.named_children if args is not None else [])
+                           if a.type == "keyword_argument" and self.text(a.child_by_field_name("name")) == DEVICE_KEYWORD),
+                          positional[0] if positional else None)
+            if member.device != ALWAYS and not self.is_cuda_device(target):
+                return False  # `x.to(torch.float16)`: a conversion, on the device if `x` is there
+            source = function.child_by_field_name("object")
+        else:
+            return False
+        root = _root_name(self, source)
+        return source is not None and root is not None and not self.bindings.get(root)
+
+    def functions_called(self, call: Node) -> list[Node]:
+        """The functions of this file a call by plain name runs: one defined in this scope, else a
+        top-level one (unless the scope binds the name to something else)."""
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "identifier":
+            return []
+        name = self.text(function)
+        if name in self.local_defs:
+            return [self.local_defs[name]]
+        if self.node.type == "module" or name not in self.bound():
+            return self.m.names.top_defs.get(name, [])
+        return []
 
     def changed_in(self, loop: Node) -> tuple[set[str], set[str]]:
         values: set[str] = set()
@@ -651,14 +880,27 @@ class _Scope(ScopeLowering):
         return ""
 
     def objects_of(self, name: str) -> set[int]:
-        return set(self.bindings.get(name, set()))
+        """The objects of this scope `name` may hold."""
+        return {o for o in self.bindings.get(name, ()) if o != _FOREIGN}
 
     def evaluate(self, node: Node, bound: bool = False) -> _Value:
         """The value of an expression; `bound` when it is the right-hand side of a binding."""
         kind = node.type
         if kind == "identifier":
-            oids = self.objects_of(self.text(node))
-            return _Value(uses=oids, device=bool(oids))
+            name = self.text(node)
+            held = self.bindings.get(name)
+            if held:
+                return _Value(uses={o for o in held if o in self.objects}, device=True, alias=set(held))
+            captures = self.closures.get(name)
+            if captures is not None:  # a function of the scope: using it may run it
+                return _Value(uses=self.captured(captures), captures=captures)
+            return _Value()
+        if kind == "parenthesized_expression":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) == 1:
+                return self.evaluate(inner[0], bound)
+        if kind == "conditional_expression" and len(node.named_children) == 3:
+            return self.choice(node)
         if kind == "call":
             value = self.call(node)
             if value.transfer_from is not None and not bound:
@@ -702,7 +944,10 @@ class _Scope(ScopeLowering):
                 value.device |= part.device
             value.api = "operator" if value.device else ""
             return value
-        if kind in ("lambda", "generator_expression", "list_comprehension", "dictionary_comprehension",
+        if kind == "lambda":
+            captures = self.with_closures(self.m.names.free_names(node))
+            return _Value(uses=self.captured(captures), captures=captures)
+        if kind in ("generator_expression", "list_comprehension", "dictionary_comprehension",
                     "set_comprehension"):
             value = _Value()
             for n in _walk(node):
@@ -714,6 +959,25 @@ class _Scope(ScopeLowering):
             part = self.evaluate(child)
             value.uses |= part.uses
         return value
+
+    def choice(self, node: Node) -> _Value:
+        """`a if c else b`: when both arms are names of objects (or host values), the value is one
+        of those objects, each under its arm of the test `c`; otherwise a value computed from all."""
+        then_node, cond_node, else_node = node.named_children
+        cond = self.evaluate(cond_node)
+        arms = [self.evaluate(then_node), self.evaluate(else_node)]
+        uses = cond.uses | arms[0].uses | arms[1].uses
+        if any(arm.device and arm.alias is None for arm in arms) or not any(arm.alias for arm in arms):
+            device = arms[0].device or arms[1].device
+            return _Value(uses=uses, device=device, api="operator" if device else "")
+        guard_id = next(self.guard_ids)
+        choice: dict[int, Guard] = {}
+        for branch, arm in enumerate(arms):
+            for oid in arm.alias or ():
+                if oid in self.objects and not any(oid in (other.alias or ()) for other in arms if other is not arm):
+                    choice[oid] = Guard(guard_id, branch, self.text(cond_node), self.m.location(cond_node))
+        return _Value(uses=uses, device=True, alias=(arms[0].alias or set()) | (arms[1].alias or set()),
+                      choice=choice)
 
     def slice_extent(self, subscript: Node) -> Size | str | None:
         """`x[:n]` -> Size of `n`; `x[:]`/`x[...]` -> "full"; anything else -> None."""
@@ -777,8 +1041,10 @@ class _Scope(ScopeLowering):
         if function is not None and function.type == "attribute":
             recv_node = function.child_by_field_name("object")
             receiver = self.evaluate(recv_node)
-        elif function is not None and function.type == "identifier":
-            uses |= self.objects_of(self.text(function))  # calling a module moved to the device
+        elif function is not None and function.type in ("identifier", "subscript"):
+            # Calling a module moved to the device, a function of the scope (what it reads), a
+            # kernel (`k[grid, block](...)`: what it reads of the module).
+            uses |= self.evaluate(function).uses
         # out= targets are written, not read.
         out_node = keywords.pop("out", None)
         arg_values: list[_Value] = []
@@ -807,6 +1073,9 @@ class _Scope(ScopeLowering):
         return _Value()
 
     def factory(self, row: Api, c: _Call) -> _Value:
+        passed = self.passed_through(row, c)
+        if passed is not None:
+            return passed
         size = self.size(row, c.positional)
         if row.device == ALWAYS:  # CuPy: the current device; `asarray(h)` copies a host `h` up
             source = c.positional[row.source] if row.source is not None and len(c.positional) > row.source else None
@@ -828,13 +1097,41 @@ class _Scope(ScopeLowering):
                       cuda_pointer=row.returns_status)
 
     def upload(self, row: Api, c: _Call) -> _Value | None:
-        """`numba.cuda.to_device(h)`: a copy of `h` (a copy from a device array is not modelled)."""
+        """`numba.cuda.to_device(h)`: a copy of `h`; of a device array, that array itself; with
+        `copy=False`, an array shaped like `h` with nothing copied in."""
         if row.source is None or len(c.positional) <= row.source:
             return None
+        passed = self.passed_through(row, c)
+        if passed is not None:
+            return passed
         source_node = c.positional[row.source]
-        source = self.evaluate(source_node)
-        return _Value(uses=c.uses, device=True, api=c.qual, size=self.size(row, c.positional), initialising=False,
+        source = c.arg_values[row.source]
+        size = self.size(row, c.positional)
+        copy = c.keywords.get(row.copy_keyword) if row.copy_keyword else None
+        if copy is not None and self.text(copy) == "False":
+            return _Value(uses=c.uses, device=True, api=c.qual, size=size, initialising=False)
+        return _Value(uses=c.uses, device=True, api=c.qual, size=size, initialising=False,
                       transfer_from=None if source.device else _identifiers(self, source_node))
+
+    def passed_through(self, row: Api, c: _Call) -> _Value | None:
+        """`cp.asarray(d)`, `torch.as_tensor(d, device=dev)`, `cuda.to_device(d)` of a device array
+        `d` give `d` itself: another name of its object, or, for a parameter that may hold the
+        caller's device array, a device value that is no object of this scope."""
+        if not row.passes_device or row.source is None or len(c.positional) <= row.source:
+            return None
+        device_kw = c.keywords.get(DEVICE_KEYWORD)
+        if device_kw is not None and not self.is_cuda_device(device_kw):
+            return None  # to the host
+        source, value = c.positional[row.source], c.arg_values[row.source]
+        if source.type == "identifier":
+            if value.alias:
+                return _Value(uses=c.uses - value.uses, device=True, alias=set(value.alias), api=c.qual)
+            if row.converts and self.text(source) in self.maybe_device and (row.device == ALWAYS or device_kw is not None):
+                return _Value(uses=c.uses, device=True, alias={_FOREIGN}, api=c.qual)
+            return None
+        if value.device:  # computed on the device right here: that value
+            return _Value(uses=c.uses, device=True, api=value.api or "expression")
+        return None
 
     def free(self, row: Api, c: _Call) -> _Value | None:
         if not c.positional:
@@ -877,6 +1174,8 @@ class _Scope(ScopeLowering):
             assert c.receiver is not None
             if c.receiver.device and (row is None or row.role is not Role.HOST_RESULT):
                 return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()")
+            if self.computes_on_device(c):  # `self.backbone(x)`
+                return _Value(uses=c.uses | c.receiver.uses, device=True, api=f".{c.last}()", opaque=True)
             return _Value(uses=c.uses | c.receiver.uses, device=False, api=f".{c.last}()" if c.receiver.uses else c.qual)
         return value
 
@@ -938,7 +1237,24 @@ class _Scope(ScopeLowering):
             inner = c.arg_values[0]
             inner.cuda_pointer = False
             return inner
+        if self.computes_on_device(c):  # `feats = vgg(x)`
+            return _Value(uses=c.uses, device=True, api=c.qual or f"{c.last}()", opaque=True)
         return _Value(uses=c.uses, device=False, api=c.qual)
+
+    def computes_on_device(self, c: _Call) -> bool:
+        """A callable no table knows (a module, a function of the program, a closure) given a device
+        object: what it computes from it is on the device (DESIGN §4), unless it is a function of
+        this file whose every `return` gives a host value."""
+        function = c.node.child_by_field_name("function")
+        if function is None or function.type not in ("identifier", "attribute") or not any(
+                v.device for v in c.arg_values):
+            return False
+        if models.function(c.qual, c.last) is not None or c.qual.startswith(models.NO_LAUNCH_PREFIXES):
+            return False
+        if function.type == "attribute" and models.member(c.last) is not None:
+            return False
+        defs = self.functions_called(c.node)
+        return not defs or not all(self.m.names.returns_host(d) for d in defs)
 
     def size_of(self, positional: list[Node]) -> Size | None:
         if not positional:
@@ -969,6 +1285,11 @@ class _Scope(ScopeLowering):
         if node.type in ("identifier", "attribute"):
             return bool(_DEVICE_NAME.search(text))
         return False
+
+
+def _callee(node: Node) -> Node | None:
+    """What a decorator calls or names: `cuda.jit` of `@cuda.jit(device=True)`."""
+    return node.child_by_field_name("function") if node.type == "call" else node
 
 
 def _walk(node: Node | None):

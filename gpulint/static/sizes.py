@@ -80,12 +80,16 @@ class Folder:
                 return self.value(macro.value, _depth + 1)
             return None
         if isinstance(expr, s.Sizeof):
-            if expr.type is not None:
-                return sizeof_type(expr.type)
-            if isinstance(expr.operand, s.Name):
-                # `sizeof(double2)`: a type name the parser could not tell from a variable.
-                return sizeof_type(expr.operand.id)
-            return None
+            name = expr.type if expr.type is not None else expr.operand.id if isinstance(expr.operand, s.Name) else None
+            if name is None:
+                return None
+            # `sizeof(double2)`: a type name the parser could not tell from a variable;
+            # `sizeof(DATA_TYPE)` with `#define DATA_TYPE float`: the type the macro names.
+            size = sizeof_type(name)
+            macro = self.macros.get(name.strip())
+            if size is None and macro is not None and macro.text:
+                size = sizeof_type(macro.text)
+            return size
         if isinstance(expr, s.Cast):
             return self.value(expr.operand, _depth + 1)
         if isinstance(expr, s.Unary):
