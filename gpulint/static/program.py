@@ -10,7 +10,7 @@ allocated in one file and freed or used in another is followed across them.
 
 A file sees only what it asks for: the engine hands each analysis a `ProgramView` holding the
 entries its names resolve to, and the view records what was asked (`FileSummary.refs`), so the
-engine knows which summaries a file's result depends on (`Table.dependency_digest`): the cache
+engine knows which summaries a file's result depends on (`digest_of_view` of `Table.view`): the cache
 keys a result by them, and a file whose dependencies changed is analysed again.  Summaries of
 functions that call functions of other files depend on those files' summaries: the engine repeats
 the second pass over the files whose dependencies changed until nothing does.
@@ -28,11 +28,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpulint.findings import Location
 from gpulint.history import Access
-from gpulint.static import syntax as s
-from gpulint.static.kernels import KernelSummary
+
+if TYPE_CHECKING:  # the syntax tree is not needed to read summaries from the cache
+    from gpulint.static.kernels import KernelSummary
 
 HOST = "host:"
 KERNEL = "kernel:"
@@ -80,13 +82,20 @@ class HostSummary:
                    member_moves={(i, m): set(v) for i, m, v in data["member_moves"]})
 
 
-def kernel_to_json(k: KernelSummary) -> dict:
+def kernel_to_json(k: "KernelSummary | dict") -> dict:
+    if isinstance(k, dict):
+        return k
     return {"name": k.name, "params": [[p.name, p.type, p.is_pointer] for p in k.params],
             "access": [a.value for a in k.access], "is_kernel": k.is_kernel,
             "stores": [[i, sorted(into)] for i, into in sorted(k.stores.items())]}
 
 
-def kernel_from_json(data: dict) -> KernelSummary:
+def kernel_from_json(data: "KernelSummary | dict") -> KernelSummary:
+    if not isinstance(data, dict):
+        return data
+    from gpulint.static import syntax as s
+    from gpulint.static.kernels import KernelSummary
+
     return KernelSummary(data["name"], [s.Param(n, t, p) for n, t, p in data["params"]],
                          [Access(a) for a in data["access"]], data["is_kernel"],
                          {i: set(into) for i, into in data["stores"]})
@@ -111,26 +120,36 @@ class MemberFacts:
                    {k: (v[0], v[1], v[2]) for k, v in data["uses"].items()}, [list(g) for g in data["groups"]])
 
 
+def host_to_json(h: "HostSummary | dict") -> dict:
+    return h if isinstance(h, dict) else h.to_json()
+
+
+def host_from_json(h: "HostSummary | dict") -> HostSummary:
+    return HostSummary.from_json(h) if isinstance(h, dict) else h
+
+
 @dataclass
 class FileSummary:
-    """One file's contribution to the table, and the names it looked up in it."""
+    """One file's contribution to the table, and the names it looked up in it.  Read from the
+    cache, its kernels and host functions stay JSON until an analysis asks for them (a warm run
+    compares digests and analyses nothing)."""
 
     path: str
-    kernels: dict[str, list[KernelSummary]] = field(default_factory=dict)
-    hosts: dict[str, list[HostSummary]] = field(default_factory=dict)
+    kernels: dict[str, list["KernelSummary | dict"]] = field(default_factory=dict)
+    hosts: dict[str, list["HostSummary | dict"]] = field(default_factory=dict)
     members: MemberFacts = field(default_factory=MemberFacts)
     refs: list[str] = field(default_factory=list)  # `host:f`, `kernel:k`, `slot:buf`: asked of the table
 
     def to_json(self) -> dict:
         return {"path": self.path,
                 "kernels": {n: [kernel_to_json(k) for k in ks] for n, ks in sorted(self.kernels.items())},
-                "hosts": {n: [h.to_json() for h in hs] for n, hs in sorted(self.hosts.items())},
+                "hosts": {n: [host_to_json(h) for h in hs] for n, hs in sorted(self.hosts.items())},
                 "members": self.members.to_json(), "refs": self.refs}
 
     @classmethod
     def from_json(cls, data: dict) -> "FileSummary":
-        return cls(data["path"], {n: [kernel_from_json(k) for k in ks] for n, ks in data["kernels"].items()},
-                   {n: [HostSummary.from_json(h) for h in hs] for n, hs in data["hosts"].items()},
+        return cls(data["path"], {n: list(ks) for n, ks in data["kernels"].items()},
+                   {n: list(hs) for n, hs in data["hosts"].items()},
                    MemberFacts.from_json(data["members"]), list(data["refs"]))
 
 
@@ -150,8 +169,8 @@ class SlotFacts:
 class ProgramView:
     """The entries of the table one file's names resolve to; records which names were asked."""
 
-    def __init__(self, hosts: dict[str, list[HostSummary]] | None = None,
-                 kernels: dict[str, list[KernelSummary]] | None = None,
+    def __init__(self, hosts: dict[str, list["HostSummary | dict"]] | None = None,
+                 kernels: dict[str, list["KernelSummary | dict"]] | None = None,
                  slots: dict[str, SlotFacts] | None = None) -> None:
         self._hosts = hosts or {}
         self._kernels = kernels or {}
@@ -160,11 +179,11 @@ class ProgramView:
 
     def hosts(self, name: str) -> list[HostSummary]:
         self.asked[HOST + name] = None
-        return self._hosts.get(name, [])
+        return [host_from_json(h) for h in self._hosts.get(name, [])]
 
     def kernels(self, name: str) -> list[KernelSummary]:
         self.asked[KERNEL + name] = None
-        return self._kernels.get(name, [])
+        return [kernel_from_json(k) for k in self._kernels.get(name, [])]
 
     def slot(self, name: str) -> SlotFacts | None:
         self.asked[SLOT + name] = None
@@ -286,28 +305,24 @@ class Table:
 
     def view(self, path: str, refs: list[str]) -> ProgramView:
         """What the analysis of `path` needs: the entries its names (`refs`) resolve to."""
-        hosts: dict[str, list[HostSummary]] = {}
-        kernels: dict[str, list[KernelSummary]] = {}
+        hosts: dict[str, list] = {}
+        kernels: dict[str, list] = {}
         slots: dict[str, SlotFacts] = {}
         for ref in refs:
             found = self.resolve(path, ref)
             if ref.startswith(HOST) and found:
-                hosts[ref[len(HOST):]] = found  # type: ignore[assignment]
+                hosts[ref[len(HOST):]] = found
             elif ref.startswith(KERNEL) and found:
-                kernels[ref[len(KERNEL):]] = found  # type: ignore[assignment]
+                kernels[ref[len(KERNEL):]] = found
             elif ref.startswith(SLOT) and found is not None:
-                slots[ref[len(SLOT):]] = found  # type: ignore[assignment]
+                slots[ref[len(SLOT):]] = found
         return ProgramView(hosts, kernels, slots)
-
-    def dependency_digest(self, path: str, refs: list[str]) -> str:
-        """A digest of everything `refs` resolve to for `path`: equal digests, equal analyses."""
-        return digest_of_view(self.view(path, refs))
 
 
 def digest_of_view(view: ProgramView) -> str:
     """What a view holds, as a digest (the empty view's is `NO_DEPENDENCIES`)."""
     # Reading the private tables here keeps the view's interface to what lowering asks.
-    return _digest({"hosts": {n: [h.to_json() for h in hs] for n, hs in view._hosts.items()},
+    return _digest({"hosts": {n: [host_to_json(h) for h in hs] for n, hs in view._hosts.items()},
                     "kernels": {n: [kernel_to_json(k) for k in ks] for n, ks in view._kernels.items()},
                     "slots": {n: f.to_json() for n, f in view._slots.items()}})
 
