@@ -275,7 +275,9 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         pending = [i for i, r in enumerate(results) if r is None]
         for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
             results[i] = result
-        include_names = {display_path(f): [display_path(g) for g in found] for f, found in includes.items()}
+        names = {f: displays[i] for i, (f, _, _) in enumerate(work)}
+        include_names = {names[f]: [names.get(g) or display_path(g) for g in found]
+                         for f, found in includes.items() if f in names}
         _second_pass(runner, work, reads, displays, results, include_names)
     finally:
         runner.close()

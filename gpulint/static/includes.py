@@ -86,8 +86,13 @@ def build_view(path: Path, settings: Settings) -> BuildView:
     return BuildView(tuple(defines), tuple(undefines), tuple(dict.fromkeys(folders)))
 
 
+_ANY_LOCAL_INCLUDE = re.compile(rb'include[ \t]*"')
+
+
 def local_includes(source: bytes) -> list[tuple[str, int]]:
     """Each `#include "name"` of the text: the name and the offset of its line."""
+    if _ANY_LOCAL_INCLUDE.search(source) is None:  # most files include no local file: one fast scan
+        return []
     return [(m.group(1).decode("utf-8", "replace"), m.start()) for m in _LOCAL_INCLUDE.finditer(source)]
 
 
