@@ -1267,7 +1267,8 @@ class ToolResult(Result):
 def time_gpulint_cli(folder: Path, repeat: int) -> ToolResult:
     result = ToolResult("gpulint check (CLI)")
     result.command = "python -m gpulint check DIR --jobs 1 --format json --no-cache -o FILE"
-    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json", "--no-cache"]
+    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--format", "json", "--no-cache",
+           "--select", "ALL", "--min-bytes", "0"]  # every rule: the whole analysis, as before the default selection
     best, items, stderr, error = best_json_run(cmd, folder, repeat)
     if error is not None:
         result.error = error

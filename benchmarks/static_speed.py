@@ -71,6 +71,10 @@ KERNEL_CODE = load("cuda/kernels.cu.tmpl")  # kernels, their CPU references and 
 HOST_CODE = load("cuda/host.cu.tmpl")  # the host functions and the fixed parts of main()
 DEVICE_HELPERS = load("cuda/device_helpers.cu.tmpl")  # __device__ functions: those kernels need, a few more
 
+# Every rule and every size: the figures measure the whole analysis, as before the default
+# selection (README "Default rules") became two rules.
+EVERY_RULE = ("--select", "ALL", "--min-bytes", "0")
+
 
 # =============================================================================== generator
 #
@@ -966,7 +970,8 @@ def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -
         for name, what, text in stress_inputs(allocations, functions):
             path = Path(scratch) / name
             path.write_text(text, encoding="utf-8")
-            cmd = [sys.executable, "-m", "gpulint", "check", str(path), "--no-cache", "--jobs", "1", "--format", "json"]
+            cmd = [sys.executable, "-m", "gpulint", "check", str(path), "--no-cache", "--jobs", "1", "--format", "json",
+                   *EVERY_RULE]
             seconds, items, _, error = best_json_run(cmd, Path(scratch), repeat)
             lines = text.count("\n")
             if error:
@@ -1011,7 +1016,7 @@ def time_cli(frontend: str, folder: Path, repeat: int, files: int) -> FrontendRe
             result.error = f"gpulint.static.cuda_clang cannot be imported ({type(exc).__name__}: {exc})"
             return result
     cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", frontend,
-           "--format", "json", "-v", "--no-cache"]
+           "--format", "json", "-v", "--no-cache", *EVERY_RULE]
     best, items, stderr, error = best_json_run(cmd, folder, repeat)
     if error is not None:
         result.error = error
@@ -1168,7 +1173,7 @@ def main(argv: list[str] | None = None) -> int:
             agreement = "n/a (clang frontend unavailable)" if clang.error else "n/a"
         print(f"frontends agree: {agreement}")
         cache = time_cache([sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend",
-                            "tree-sitter", "--format", "json"], folder, args.repeat)
+                            "tree-sitter", "--format", "json", *EVERY_RULE], folder, args.repeat)
         print(cache.line())
         if ts.findings is not None and inproc.findings is not None and ts.findings != inproc.findings:
             print("note: the in-process run found a different set of findings than the CLI run")

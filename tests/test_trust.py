@@ -80,9 +80,10 @@ def test_a_lowering_crash_loses_only_its_file_and_shows_the_traceback_with_debug
 
 def test_internal_errors_are_not_cached(tmp_path, monkeypatch) -> None:
     (tmp_path / "leak.cu").write_text(LEAK)
-    monkeypatch.setitem(RULES, "GL005", replace(RULES["GL005"], check=_raise))
+    rule = RULES["GL005"]
+    monkeypatch.setitem(RULES, "GL005", replace(rule, check=_raise))
     assert invoke(tmp_path, "check", "--jobs", "1", ".").exit_code == 2
-    monkeypatch.undo()
+    monkeypatch.setitem(RULES, "GL005", rule)  # not undo(): that would also undo conftest's every-rule default
     result = invoke(tmp_path, "check", "--jobs", "1", "--format", "json", ".")
     assert result.exit_code == 1 and ("leak.cu", "GL005", 4) in codes_rows(result)
 

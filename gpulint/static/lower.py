@@ -626,23 +626,19 @@ class _FunctionLowering(ScopeLowering):
                     paths.append(path)
         return paths
 
-    def assigned_in(self, loop: s.Loop) -> set[str]:
-        """Everything a loop may assign (as `assigned` and `call_assigns` count assignments)."""
-        paths: set[str | None] = set()
-        for node in s.walk(loop):
-            if isinstance(node, s.Assign):
-                paths.add(_assigned_path(node.target))
-            elif isinstance(node, s.Unary) and node.op in ("++", "--"):
-                paths.add(_assigned_path(node.operand))
-            elif isinstance(node, s.VarDecl):
-                paths.add(node.name)
-            elif isinstance(node, s.Call):
-                paths.update(_assigned_path(a.operand) for a in node.args if isinstance(a, s.Unary) and a.op == "&")
-                paths.update(self.call_assigns(node))
-            elif isinstance(node, s.ExprStmt):
-                paths.update(_assigned_path(e) for e in _extracted(node.expr))
-        paths.discard(None)
-        return paths  # type: ignore[return-value]
+    def assigned_by(self, node: object, paths: set[str | None]) -> None:
+        """What `node` may assign, into `paths` (as `assigned` and `call_assigns` count assignments)."""
+        if isinstance(node, s.Assign):
+            paths.add(_assigned_path(node.target))
+        elif isinstance(node, s.Unary) and node.op in ("++", "--"):
+            paths.add(_assigned_path(node.operand))
+        elif isinstance(node, s.VarDecl):
+            paths.add(node.name)
+        elif isinstance(node, s.Call):
+            paths.update(_assigned_path(a.operand) for a in node.args if isinstance(a, s.Unary) and a.op == "&")
+            paths.update(self.call_assigns(node))
+        elif isinstance(node, s.ExprStmt):
+            paths.update(_assigned_path(e) for e in _extracted(node.expr))
 
     def location(self, span: s.Span) -> Location:
         if self.ascii:  # byte columns are character columns
@@ -849,11 +845,10 @@ class _FunctionLowering(ScopeLowering):
     def loop(self, stmt: s.Loop) -> None:
         if stmt.init is not None:
             self.stmt(stmt.init)
-        values, contents = self.modified_in(stmt)
+        values, contents, changed = self.modified_in(stmt)
         self.merge_swapped(stmt)
         # What the loop assigns has another value in each iteration and after the loop: a new version
         # on entry (sizes before the change in the body differ from those before the loop) and on exit.
-        changed = self.assigned_in(stmt)
         self.bump(*changed)
         with self.looping(self.location(stmt.span), values, contents, (stmt.span.start, stmt.span.end)):
             if stmt.kind != "do" and stmt.cond is not None:
@@ -868,11 +863,14 @@ class _FunctionLowering(ScopeLowering):
                 self.expr(stmt.cond)
         self.bump(*changed)
 
-    def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str]]:
-        """Names whose value the loop may change, and names whose pointed-to contents it may change."""
+    def modified_in(self, loop: s.Loop) -> tuple[set[str], set[str], set[str]]:
+        """Names whose value the loop may change, names whose pointed-to contents it may change, and
+        everything it may assign (sizes written with those take a new version), in one walk."""
         values: set[str] = set()
         contents: set[str] = set()
+        assigned: set[str | None] = set()
         for node in s.walk(loop):
+            self.assigned_by(node, assigned)
             if isinstance(node, s.Assign):
                 target = s.strip_parens_and_casts(node.target)
                 path = s.path_of(target)
@@ -895,7 +893,8 @@ class _FunctionLowering(ScopeLowering):
                 values.add(node.name)
             elif isinstance(node, s.Call):
                 self._call_effects(node, values, contents)
-        return values, contents
+        assigned.discard(None)
+        return values, contents, assigned  # type: ignore[return-value]
 
     def _call_effects(self, call: s.Call, values: set[str], contents: set[str]) -> None:
         name = self.qualified(call)
