@@ -132,9 +132,6 @@ def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, li
                 done.add(id(current))
 
     for f in host_functions:
-        for a, b in _member_trades(f):
-            ctx.trade(a, b)
-    for f in host_functions:
         visit(f)
     summary = FileSummary(tu.path, kernels=_exported_kernels(tu, ctx.kernels), hosts=ctx.hosts,
                           members=_member_facts(ctx))
@@ -209,44 +206,6 @@ def _member_facts(ctx: _UnitContext) -> MemberFacts:
         groups.setdefault(ctx.group_of(slot), []).append(slot)
     facts.groups = [g for g in groups.values() if len(g) > 1]
     return facts
-
-
-def _member_trades(function: s.Function) -> list[tuple[str, str]]:
-    """Pairs of member names a function moves pointers between: `p->a = p->b`, through a local
-    (`t = p->a; p->a = p->b; p->b = t;`) or `std::swap(p->a, p->b)`."""
-    held: dict[str, str] = {}  # local -> the member it was loaded from
-    pairs: list[tuple[str, str]] = []
-
-    def member(expr: s.Expr | None) -> str | None:
-        if expr is None:
-            return None
-        expr = s.strip_parens_and_casts(expr)
-        path = s.path_of(expr)
-        if path is None:
-            return None
-        if "." in path:
-            return path.rsplit(".", 1)[1]
-        return held.get(path)
-
-    for node in s.walk(function.body):
-        if isinstance(node, s.VarDecl) and node.init is not None:
-            source = member(node.init)
-            if source is not None:
-                held[node.name] = source
-        elif isinstance(node, s.Assign) and node.op == "=":
-            target = s.path_of(s.strip_parens_and_casts(node.target))
-            source = member(node.value)
-            if target is None or source is None:
-                continue
-            if "." in target:
-                pairs.append((target.rsplit(".", 1)[1], source))
-            else:
-                held[target] = source
-        elif isinstance(node, s.Call) and s.callee_name(node) == "swap" and len(node.args) == 2:
-            a, b = member(node.args[0]), member(node.args[1])
-            if a is not None and b is not None and "." in (s.path_of(s.strip_parens_and_casts(node.args[0])) or ""):
-                pairs.append((a, b))
-    return [(a, b) for a, b in pairs if a != b]
 
 
 def _member_path(expr: s.Expr) -> str | None:
@@ -466,6 +425,7 @@ class _FunctionLowering(ScopeLowering):
         self.derived_from: dict[str, set[str]] = {}
         self.assignments: dict[str, int] = {}  # variable -> assignments so far (see `assigned`)
         self.value_structs: set[str] = set()  # locals that hold a struct by value (`SimulationData sd;`)
+        self.member_loads: dict[str, str] = {}  # local pointer -> the member it was read from (`t = p->a`)
         self.param_index = {p.name: i for i, p in enumerate(function.params) if p.name}
         self.by_value = {p.name for p in function.params if p.name and not p.is_pointer and "&" not in p.type}
         self.locals_shadowing: set[str] = set()  # locals declared with a parameter's name
@@ -800,6 +760,7 @@ class _FunctionLowering(ScopeLowering):
             if isinstance(var.init, s.Call) and created:
                 self.status_vars[var.name] = created
             self.bind_returned(var.name, var.init)
+            self.trade(var.name, var.init)
             self.hold(var.name, self.aggregate_objects(var.init) | self.held_by([var.init]))
             self.derived_from[var.name] = set(_names(var.init))
             oids = self.refs(var.init)
@@ -1005,11 +966,36 @@ class _FunctionLowering(ScopeLowering):
             created |= self.expr(child)  # type: ignore[arg-type]
         return created
 
+    def member_loaded(self, value: s.Expr | None) -> str | None:
+        """The member a pointer value was read from: `p->a`, or a local loaded from one (`t = p->a`)."""
+        if value is None:
+            return None
+        path = s.path_of(s.strip_parens_and_casts(value))
+        if path is None:
+            return None
+        return path.rsplit(".", 1)[1] if "." in path else self.member_loads.get(path)
+
+    def trade(self, target: str | None, value: s.Expr | None) -> None:
+        """`p->a = p->b` (or `= t` with `t = p->b`): members `a` and `b` trade pointers (see
+        `_UnitContext.trade`); `t = p->a` remembers where `t` came from."""
+        if target is None:
+            return
+        source = self.member_loaded(value)
+        if "." in target:
+            member = target.rsplit(".", 1)[1]
+            if source is not None and source != member:
+                self.ctx.trade(member, source)
+        elif source is not None:
+            self.member_loads[target] = source
+        else:
+            self.member_loads.pop(target, None)
+
     def assign(self, node: s.Assign, created: set[int]) -> None:
         target = s.strip_parens_and_casts(node.target)
         path = s.path_of(target)
         if node.op != "=":
             return  # `p += n` keeps pointing into the same object
+        self.trade(path, node.value)
         oids = self.refs(node.value)
         if isinstance(target, s.Name) and isinstance(node.value, s.Call) and created:
             self.status_vars[target.id] = created
@@ -1102,6 +1088,7 @@ class _FunctionLowering(ScopeLowering):
             a, b = (s.path_of(x) for x in args)
             if a and b:
                 self.bindings[a], self.bindings[b] = self.bindings.get(b, set()), self.bindings.get(a, set())
+                self.trade(a, args[1])
             return set()
         if name in api.HOST_MEMORY:
             self.host_access(args, call.span, name)
@@ -1372,6 +1359,8 @@ class _FunctionLowering(ScopeLowering):
 
     def bind_returned(self, name: str, value: s.Expr | None) -> None:
         """`SimulationData gsd = move_to_device(sd);`: `gsd`'s members hold what the callee allocated."""
+        if not self.call_returns:
+            return
         value = s.strip_parens_and_casts(value) if value is not None else None
         if isinstance(value, s.Call):
             for member, oid in self.call_returns.pop(id(value), {}).items():
