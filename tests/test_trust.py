@@ -67,7 +67,7 @@ def test_a_lowering_crash_loses_only_its_file_and_shows_the_traceback_with_debug
     (tmp_path / "b.py").write_text("import torch\nx = torch.zeros(3, device='cuda')\n")
     from gpulint.static import lower
 
-    monkeypatch.setattr(lower, "lower", _raise)
+    monkeypatch.setattr(lower, "lower_in_program", _raise)  # what the engine lowers a CUDA file with
     result = invoke(tmp_path, "check", "--no-cache", "--jobs", "1", "--format", "json", ".")
     assert result.exit_code == 2
     assert "gpulint: error: a.cu: internal error while lowering: ZeroDivisionError: boom" in result.stderr
