@@ -330,6 +330,15 @@ def _apply(op: str, a: int, b: int) -> int:
 _PUNCTUATION = re.compile(r"""[()\[\]{},"'/]""")
 
 
+def _after_literal(text: str, i: int) -> int | None:
+    """Where the string, character literal or comment starting at `i` ends; None if none starts there."""
+    if text[i] in "\"'" or text.startswith(("/*", "//"), i):
+        skipped = _LEXEME.match(text, i)
+        if skipped is not None and skipped.end() > i:
+            return skipped.end()
+    return None
+
+
 def _matching_paren(text: str, open_at: int) -> int:
     """The offset of the `)` that closes the `(` at `open_at`, or -1 (strings and comments skipped).
     Jumps from one bracket, quote or slash to the next: a walk over every character costs more."""
@@ -347,10 +356,10 @@ def _matching_paren(text: str, open_at: int) -> int:
             depth -= 1
             if depth == 0:
                 return i
-        elif c in "\"'" or (c == "/" and text.startswith(("/*", "//"), i)):
-            skipped = _LEXEME.match(text, i)
-            if skipped is not None and skipped.end() > i:
-                i = skipped.end()
+        else:
+            after = _after_literal(text, i)
+            if after is not None:
+                i = after
                 continue
         i += 1
 
@@ -374,10 +383,10 @@ def _split_arguments(text: str, start: int, end: int) -> list[tuple[int, int]]:
         elif c == "," and depth == 0:
             ranges.append((arg_start, i))
             arg_start = i + 1
-        elif c in "\"'" or (c == "/" and text.startswith(("/*", "//"), i)):
-            skipped = _LEXEME.match(text, i)
-            if skipped is not None and skipped.end() > i:
-                i = skipped.end()
+        else:
+            after = _after_literal(text, i)
+            if after is not None:
+                i = after
                 continue
         i += 1
     ranges.append((arg_start, end))
