@@ -38,6 +38,9 @@ _NOT_EXPRESSIONS = {
 }
 
 
+_new_span = tuple.__new__
+
+
 @lru_cache(maxsize=1)
 def _language() -> Language:
     import tree_sitter_cuda
@@ -123,6 +126,7 @@ class _Lowering:
         self.errors: list[s.Span] = []
         self.unknown: Counter = Counter()  # statement kinds skipped, for -v
         self.conditional_depth = 0
+        self.called: set[str] = set()  # callee names met in the function being built
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
@@ -130,7 +134,8 @@ class _Lowering:
             start, end = self.mapping.start(node.start_byte), self.mapping.end(node.end_byte)
             return s.Span(start, end, *self._point(start), *self._point(end))
         (r0, c0), (r1, c1) = node.start_point, node.end_point
-        return s.Span(node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
+        # tuple.__new__ skips the named tuple's Python-level constructor: a span per node adds up.
+        return _new_span(s.Span, (node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1))
 
     def _point(self, offset: int) -> tuple[int, int]:
         row = bisect.bisect_right(self.line_starts, offset)
@@ -270,7 +275,9 @@ class _Lowering:
                         span=self.span(p),
                     )
                 )
+        outer, self.called = self.called, set()
         block = self.block(body)
+        called, self.called = frozenset(self.called), outer
         has_errors = node.has_error
         if has_errors:
             self.errors.append(self.span(node))
@@ -287,6 +294,7 @@ class _Lowering:
                 name_span=self.span(name_node) if name_node is not None else None,
                 has_errors=has_errors,
                 in_conditional=self.conditional_depth > 0,
+                called=called,
             )
         )
 
@@ -519,81 +527,98 @@ class _Lowering:
     # ------------------------------------------------------------------ expressions
     def expr(self, node: Node) -> s.Expr:
         kind = node.type
-        sp = self.span(node)
-        if kind == "parenthesized_expression":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            if len(inner) == 1:
-                return self.expr(inner[0])
-            return s.Other(sp, "paren", [self.expr(c) for c in inner])
-        if kind in ("identifier", "field_identifier", "namespace_identifier", "this"):
-            return s.Name(sp, self.text(node))
-        if kind == "qualified_identifier":
-            return s.Name(sp, s.strip_templates(self.text(node)))
-        if kind == "template_function":
-            name = node.child_by_field_name("name")
-            return s.Name(sp, s.strip_templates(self.text(name) if name is not None else self.text(node)))
-        if kind in _LITERAL_TYPES:
-            text = self.text(node)
-            value = s.parse_number(text) if kind == "number_literal" else None
-            return s.Literal(sp, text, value)
-        if kind == "field_expression":
-            base = node.child_by_field_name("argument")
-            field = node.child_by_field_name("field")
-            op = node.child_by_field_name("operator")
-            return s.Member(
-                sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
-                s.strip_templates(self.text(field)) if field is not None else "",
-                op is not None and self.text(op) == "->",
-            )
-        if kind == "subscript_expression":
-            base = node.child_by_field_name("argument")
-            indices = node.child_by_field_name("indices")
-            index_nodes = [c for c in indices.named_children if c.type != "comment"] if indices is not None else []
-            index = self.expr(index_nodes[0]) if index_nodes else s.Other(sp, "missing")
-            return s.Index(sp, self.expr(base), index)
-        if kind in ("pointer_expression", "unary_expression"):
-            op = node.child_by_field_name("operator")
-            arg = node.child_by_field_name("argument")
-            return s.Unary(sp, self.text(op) if op is not None else "", self.expr(arg) if arg is not None else s.Other(sp, "missing"))
-        if kind == "update_expression":
-            op = node.child_by_field_name("operator")
-            arg = node.child_by_field_name("argument")
-            postfix = arg is not None and op is not None and arg.start_byte < op.start_byte
-            return s.Unary(sp, self.text(op) if op is not None else "++", self.expr(arg) if arg is not None else s.Other(sp, "missing"), postfix)
-        if kind == "binary_expression":
-            return s.Binary(
-                sp, self.text(node.child_by_field_name("operator")),
-                self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
-            )
-        if kind == "assignment_expression":
-            return s.Assign(
-                sp, self.text(node.child_by_field_name("operator")),
-                self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
-            )
-        if kind == "call_expression":
-            return self.call(node)
-        if kind == "cast_expression":
-            type_node = node.child_by_field_name("type")
-            value = node.child_by_field_name("value")
-            return s.Cast(sp, self.text(type_node) if type_node is not None else "", self.expr(value) if value is not None else s.Other(sp, "missing"))
-        if kind == "sizeof_expression":
-            type_node = node.child_by_field_name("type")
-            value = node.child_by_field_name("value")
-            if type_node is not None:
-                return s.Sizeof(sp, self.text(type_node), None)
-            return s.Sizeof(sp, None, self.expr(value) if value is not None else None)
-        if kind == "conditional_expression":
-            return s.Conditional(
-                sp, self.expr(node.child_by_field_name("condition")),
-                self.expr(node.child_by_field_name("consequence")) if node.child_by_field_name("consequence") is not None else s.Other(sp, "missing"),
-                self.expr(node.child_by_field_name("alternative")),
-            )
-        if kind == "comma_expression":
-            return s.Other(sp, "comma", [self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right"))])
-        return s.Other(sp, kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
+        if kind == "identifier":  # most expressions are names: no table lookup for them
+            return s.Name(self.span(node), self.source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
+        build = _EXPRESSIONS.get(kind)
+        if build is not None:
+            return build(self, node, self.span(node))
+        return s.Other(self.span(node), kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
 
-    def call(self, node: Node) -> s.Expr:
-        sp = self.span(node)
+    def _parenthesized(self, node: Node, sp: s.Span) -> s.Expr:
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) == 1:
+            return self.expr(inner[0])
+        return s.Other(sp, "paren", [self.expr(c) for c in inner])
+
+    def _name(self, node: Node, sp: s.Span) -> s.Expr:
+        return s.Name(sp, self.text(node))
+
+    def _qualified_name(self, node: Node, sp: s.Span) -> s.Expr:
+        return s.Name(sp, s.strip_templates(self.text(node)))
+
+    def _template_function(self, node: Node, sp: s.Span) -> s.Expr:
+        name = node.child_by_field_name("name")
+        return s.Name(sp, s.strip_templates(self.text(name) if name is not None else self.text(node)))
+
+    def _literal(self, node: Node, sp: s.Span) -> s.Expr:
+        text = self.text(node)
+        return s.Literal(sp, text, s.parse_number(text) if node.type == "number_literal" else None)
+
+    def _field(self, node: Node, sp: s.Span) -> s.Expr:
+        base = node.child_by_field_name("argument")
+        field = node.child_by_field_name("field")
+        op = node.child_by_field_name("operator")
+        return s.Member(
+            sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
+            s.strip_templates(self.text(field)) if field is not None else "",
+            op is not None and self.text(op) == "->",
+        )
+
+    def _subscript(self, node: Node, sp: s.Span) -> s.Expr:
+        base = node.child_by_field_name("argument")
+        indices = node.child_by_field_name("indices")
+        index_nodes = [c for c in indices.named_children if c.type != "comment"] if indices is not None else []
+        index = self.expr(index_nodes[0]) if index_nodes else s.Other(sp, "missing")
+        return s.Index(sp, self.expr(base), index)
+
+    def _unary(self, node: Node, sp: s.Span) -> s.Expr:
+        op = node.child_by_field_name("operator")
+        arg = node.child_by_field_name("argument")
+        return s.Unary(sp, self.text(op) if op is not None else "", self.expr(arg) if arg is not None else s.Other(sp, "missing"))
+
+    def _update(self, node: Node, sp: s.Span) -> s.Expr:
+        op = node.child_by_field_name("operator")
+        arg = node.child_by_field_name("argument")
+        postfix = arg is not None and op is not None and arg.start_byte < op.start_byte
+        return s.Unary(sp, self.text(op) if op is not None else "++", self.expr(arg) if arg is not None else s.Other(sp, "missing"), postfix)
+
+    def _binary(self, node: Node, sp: s.Span) -> s.Expr:
+        return s.Binary(
+            sp, self.text(node.child_by_field_name("operator")),
+            self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
+        )
+
+    def _assignment(self, node: Node, sp: s.Span) -> s.Expr:
+        return s.Assign(
+            sp, self.text(node.child_by_field_name("operator")),
+            self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right")),
+        )
+
+    def _cast(self, node: Node, sp: s.Span) -> s.Expr:
+        type_node = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        return s.Cast(sp, self.text(type_node) if type_node is not None else "", self.expr(value) if value is not None else s.Other(sp, "missing"))
+
+    def _sizeof(self, node: Node, sp: s.Span) -> s.Expr:
+        type_node = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        if type_node is not None:
+            return s.Sizeof(sp, self.text(type_node), None)
+        return s.Sizeof(sp, None, self.expr(value) if value is not None else None)
+
+    def _conditional(self, node: Node, sp: s.Span) -> s.Expr:
+        consequence = node.child_by_field_name("consequence")
+        return s.Conditional(
+            sp, self.expr(node.child_by_field_name("condition")),
+            self.expr(consequence) if consequence is not None else s.Other(sp, "missing"),
+            self.expr(node.child_by_field_name("alternative")),
+        )
+
+    def _comma(self, node: Node, sp: s.Span) -> s.Expr:
+        return s.Other(sp, "comma", [self.expr(node.child_by_field_name("left")), self.expr(node.child_by_field_name("right"))])
+
+    def call(self, node: Node, sp: s.Span | None = None) -> s.Expr:
+        sp = sp or self.span(node)
         function = node.child_by_field_name("function")
         arguments = node.child_by_field_name("arguments")
         args = [self.expr(a) for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
@@ -610,8 +635,31 @@ class _Lowering:
         if function is not None and function.type in ("primitive_type", "sized_type_specifier") and len(args) == 1:
             return s.Cast(sp, self.text(function), args[0])  # `float(i)`
         callee = self.expr(function) if function is not None else s.Other(sp, "missing")
-        return s.Call(sp, callee, args, launch)
+        call = s.Call(sp, callee, args, launch)
+        if launch is None:
+            self.called.add(s.callee_name(call))
+        return call
 
+
+# How each expression kind becomes an `Expr` (`_Lowering.expr`); kinds not here become `Other`.
+_EXPRESSIONS = {
+    "parenthesized_expression": _Lowering._parenthesized,
+    "field_identifier": _Lowering._name, "namespace_identifier": _Lowering._name, "this": _Lowering._name,
+    "qualified_identifier": _Lowering._qualified_name,
+    "template_function": _Lowering._template_function,
+    **{kind: _Lowering._literal for kind in _LITERAL_TYPES},
+    "field_expression": _Lowering._field,
+    "subscript_expression": _Lowering._subscript,
+    "pointer_expression": _Lowering._unary, "unary_expression": _Lowering._unary,
+    "update_expression": _Lowering._update,
+    "binary_expression": _Lowering._binary,
+    "assignment_expression": _Lowering._assignment,
+    "call_expression": _Lowering.call,
+    "cast_expression": _Lowering._cast,
+    "sizeof_expression": _Lowering._sizeof,
+    "conditional_expression": _Lowering._conditional,
+    "comma_expression": _Lowering._comma,
+}
 
 def _descendants(node: Node) -> list[Node]:
     out: list[Node] = []

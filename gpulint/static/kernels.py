@@ -92,6 +92,7 @@ class _BodyScan:
         self.pointer_params = {i for i, p in enumerate(function.params) if p.is_pointer or "&" in p.type}
         self.stores: dict[int, set[int]] = {}
         self.locals: set[str] = set(self.index)
+        self.looked_up: set[str] = set()  # callee names whose summaries the scan read
 
     def param_of(self, expr: s.Expr | None) -> set[int]:
         """Parameters a pointer expression may point into (directly or through local aliases)."""
@@ -238,6 +239,7 @@ class _BodyScan:
 
     def call(self, node: s.Call) -> None:
         name = s.callee_name(node)
+        self.looked_up.add(name)
         targets = [t for t in self.summaries.get(name, []) if len(t.params) >= len(node.args) or not t.params]
         if name in _STORE_CALLS and len(node.args) > max(_STORE_CALLS[name]):
             value, dest = _STORE_CALLS[name]
@@ -299,22 +301,27 @@ class _BodyScan:
 def summarize(functions: list[s.Function]) -> dict[str, list[KernelSummary]]:
     """Summaries of every kernel and device function, by (unqualified) name.
 
-    Device functions may call each other, so summaries are recomputed until they settle.
+    Device functions may call each other, so summaries are recomputed until they settle: after the
+    first round, only the functions that read a summary the last round changed.
     """
     device = [f for f in functions if f.is_kernel or f.is_device]
     summaries: dict[str, list[KernelSummary]] = {}
     for f in device:
         summaries.setdefault(f.name, []).append(KernelSummary(f.name, f.params, [Access.NONE] * len(f.params), f.is_kernel))
+    looked_up: dict[int, set[str]] = {}
+    pending = device
     for _ in range(8):
-        changed = False
-        for f in device:
+        changed: set[str] = set()
+        for f in pending:
             scan = _BodyScan(f, summaries)
             scan.stmt(f.body)
+            looked_up[id(f)] = scan.looked_up
             for summary in summaries[f.name]:
                 if summary.params is f.params and (summary.access != scan.access or summary.stores != scan.stores):
                     summary.access = scan.access
                     summary.stores = scan.stores
-                    changed = True
+                    changed.add(f.name)
         if not changed:
             break
+        pending = [f for f in device if not looked_up[id(f)].isdisjoint(changed)]
     return summaries

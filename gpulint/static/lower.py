@@ -109,7 +109,7 @@ def lower_in_program(tu: s.TranslationUnit, view: ProgramView) -> tuple[Unit, li
         timelines.append(lowering.timeline)
 
     def targets(function: s.Function):
-        return (target for callee in _callees(function) for target in ctx.host_defs.get(callee, []))
+        return (target for callee in function.callees() for target in ctx.host_defs.get(callee, []))
 
     def visit(function: s.Function) -> None:
         """Lower `function` after the functions it calls (depth first, with a stack of our own: a
@@ -229,9 +229,8 @@ def _allocation_sites(tu: s.TranslationUnit, histories: list[ObjectHistory]) -> 
     return len(sites), len(sites) + lost
 
 
-def _callees(function: s.Function) -> set[str]:
-    return {s.callee_name(n) for n in s.walk(function.body) if isinstance(n, s.Call) and n.launch is None}
-
+# The nodes that may change a variable (see `_FunctionLowering.effect_nodes`).
+_EFFECT_TYPES = frozenset({s.Assign, s.Unary, s.VarDecl, s.Call, s.ExprStmt})
 
 # Methods that do not change the object they are called on (for loop-invariance).
 _CONST_METHODS = {"data", "size", "c_str", "begin", "end", "cbegin", "cend", "empty", "length", "capacity",
@@ -436,6 +435,7 @@ class _FunctionLowering(ScopeLowering):
         # Objects a call of a function of the program allocated into a returned struct, by call.
         self.call_returns: dict[int, dict[str, int]] = {}
         self.mutable_globals: list[str] | None = None  # the file's non-const globals, when a call asks
+        self.effects: dict[int, list[object]] = {}  # id of a loop or loop body -> `effect_nodes` of it
         for i, param in enumerate(function.params):
             if not param.name:
                 continue
@@ -830,7 +830,7 @@ class _FunctionLowering(ScopeLowering):
         values: set[str] = set()
         contents: set[str] = set()
         assigned: set[str | None] = set()
-        for node in s.walk(loop):
+        for node in self.effect_nodes(loop):
             self.assigned_by(node, assigned)
             if isinstance(node, s.Assign):
                 target = s.strip_parens_and_casts(node.target)
@@ -893,10 +893,37 @@ class _FunctionLowering(ScopeLowering):
             # A compile-time constant (`const int n = 1 << 20`) passed by value changes nothing.
             contents |= {root for root in _roots(arg) if root not in self.folder.constants}
 
+    def effect_nodes(self, node: s.Stmt) -> list[object]:
+        """The assignments, increments, declarations, calls and expression statements under `node`
+        (a loop or a loop's body), in `syntax.walk` order.  Each loop asks about itself and its body;
+        kept per node, so nested loops are walked once, not once per enclosing loop."""
+        found = self.effects.get(id(node))
+        if found is not None:
+            return found
+        found = []
+        if type(node) is s.Loop:
+            for part in (node.init, node.cond, node.step):
+                if part is not None:
+                    found.extend(n for n in s.walk(part) if type(n) in _EFFECT_TYPES)
+            found.extend(self.effect_nodes(node.body))
+        else:
+            stack: list[object] = [node]
+            while stack:
+                current = stack.pop()
+                kind = type(current)
+                if kind is s.Loop and current is not node:
+                    found.extend(self.effect_nodes(current))  # type: ignore[arg-type]
+                    continue
+                if kind in _EFFECT_TYPES:
+                    found.append(current)
+                stack.extend(reversed(list(s.children(current))))
+        self.effects[id(node)] = found
+        return found
+
     def merge_swapped(self, loop: s.Loop) -> None:
         """Names that trade pointers inside a loop may each point to any of their objects."""
         groups: list[set[str]] = []
-        for node in s.walk(loop.body):
+        for node in self.effect_nodes(loop.body):
             pair: tuple[str, str] | None = None
             if isinstance(node, s.Call) and self.qualified(node) in api.SWAP and len(node.args) == 2:
                 a, b = (s.path_of(x) for x in node.args)
@@ -928,9 +955,10 @@ class _FunctionLowering(ScopeLowering):
     # ------------------------------------------------------------------ expressions
     def expr(self, expr: s.Expr | None) -> set[int]:
         """Emit the events of an expression (inner calls first); returns objects it allocated."""
-        if expr is None:
-            return set()
-        if isinstance(expr, s.Call):
+        kind = type(expr)
+        if kind is s.Name or kind is s.Literal or expr is None:
+            return set()  # the leaves, most of every tree: nothing to emit
+        if kind is s.Call:
             created: set[int] = set()
             for arg in expr.args:
                 created |= self.expr(arg)

@@ -35,13 +35,13 @@ class Span(NamedTuple):
 # --------------------------------------------------------------------------- expressions
 
 
-@dataclass
+@dataclass(slots=True)
 class Name:
     span: Span
     id: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Member:
     """`base.field` or `base->field`."""
 
@@ -51,7 +51,7 @@ class Member:
     arrow: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class Index:
     """`base[index]`."""
 
@@ -60,7 +60,7 @@ class Index:
     index: "Expr"
 
 
-@dataclass
+@dataclass(slots=True)
 class Unary:
     """Prefix or postfix operator: `*p`, `&x`, `-x`, `!x`, `~x`, `++i`, `i++`."""
 
@@ -70,7 +70,7 @@ class Unary:
     postfix: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Binary:
     span: Span
     op: str
@@ -78,7 +78,7 @@ class Binary:
     right: "Expr"
 
 
-@dataclass
+@dataclass(slots=True)
 class Assign:
     """`target op value` with op one of `=`, `+=`, `-=`, `*=`, ... ."""
 
@@ -88,7 +88,7 @@ class Assign:
     value: "Expr"
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """A call.  `launch` holds the `<<<...>>>` configuration of a kernel launch, else None.
 
@@ -103,14 +103,14 @@ class Call:
     launch: list["Expr"] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Cast:
     span: Span
     type: str
     operand: "Expr"
 
 
-@dataclass
+@dataclass(slots=True)
 class Sizeof:
     """`sizeof(type)` (type set, operand None) or `sizeof expr` (operand set)."""
 
@@ -119,7 +119,7 @@ class Sizeof:
     operand: "Expr | None"
 
 
-@dataclass
+@dataclass(slots=True)
 class Literal:
     """A number, character, string, `true`/`false`/`nullptr`/`NULL`.
 
@@ -132,7 +132,7 @@ class Literal:
     value: int | float | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Conditional:
     span: Span
     cond: "Expr"
@@ -140,7 +140,7 @@ class Conditional:
     orelse: "Expr"
 
 
-@dataclass
+@dataclass(slots=True)
 class Other:
     """Any other expression (lambda, initializer list, new, comma, ...); keeps its sub-expressions."""
 
@@ -155,7 +155,7 @@ Expr = Union[Name, Member, Index, Unary, Binary, Assign, Call, Cast, Sizeof, Lit
 # --------------------------------------------------------------------------- statements
 
 
-@dataclass
+@dataclass(slots=True)
 class VarDecl:
     """One declared variable of a declaration statement."""
 
@@ -170,25 +170,25 @@ class VarDecl:
     array_dims: list[Expr] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Decl:
     span: Span
     vars: list[VarDecl]
 
 
-@dataclass
+@dataclass(slots=True)
 class ExprStmt:
     span: Span
     expr: Expr
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     span: Span
     stmts: list["Stmt"]
 
 
-@dataclass
+@dataclass(slots=True)
 class If:
     """`if`, and also each `case` of a `switch` (cond is then the switch value)."""
 
@@ -198,7 +198,7 @@ class If:
     orelse: "Stmt | None" = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Loop:
     """`for`, range-`for`, `while` and `do` loops.
 
@@ -214,13 +214,13 @@ class Loop:
     step: Expr | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Return:
     span: Span
     value: Expr | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Jump:
     """`break`, `continue` or `goto`."""
 
@@ -228,7 +228,7 @@ class Jump:
     kind: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Unparsed:
     """A region the frontend could not make sense of (a parse error)."""
 
@@ -242,7 +242,7 @@ Stmt = Union[Decl, ExprStmt, Block, If, Loop, Return, Jump, Unparsed]
 # --------------------------------------------------------------------------- top level
 
 
-@dataclass
+@dataclass(slots=True)
 class Param:
     name: str
     type: str
@@ -268,6 +268,14 @@ class Function:
     # True when the definition sits in an `#if`/`#ifdef` branch that may not be compiled (tree-sitter
     # sees every branch): calls of it are judged as calls of unknown code as well.
     in_conditional: bool = False
+    # Names of the functions its body calls (not launches), when the frontend gathered them while
+    # building the body; None: `callees()` walks the body.
+    called: frozenset[str] | None = None
+
+    def callees(self) -> frozenset[str]:
+        if self.called is None:
+            self.called = frozenset(callee_name(n) for n in walk(self.body) if isinstance(n, Call) and n.launch is None)
+        return self.called
 
 
 @dataclass
