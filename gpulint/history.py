@@ -206,6 +206,8 @@ class Access(enum.Flag):
     FULL = enum.auto()
 
 
+READ_WRITE = Access.READ | Access.WRITE  # built once: a Flag's `|` is a Python call each time
+
 @dataclass(frozen=True, slots=True)
 class Touch:
     """An event's effect on one object."""

@@ -263,7 +263,37 @@ def after_in_block_of(source: bytes, path: str, owner: Event, target: Event, tim
 
 _WORD = re.compile(rb"\w+")
 _WORD_CUT = re.compile(rb"\w\w")  # a word character on each side of a position
-_word_index: tuple[bytes, dict[bytes, list[int]]] | None = None  # the source last asked about
+
+# Where words start in the source last asked about: `_WordIndex` for that source.
+_word_index: "_WordIndex | None" = None
+
+# Distinct words looked up one by one (a C-speed scan of the source each) before indexing every
+# word at once pays: most files ask about a few names, a file of many findings about many.
+_WORDS_SCANNED_ALONE = 8
+
+
+class _WordIndex:
+    """Where each word of `source` starts, in order: found per word on first request (one regex scan
+    of the source), and for every word at once after `_WORDS_SCANNED_ALONE` requests."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.words: dict[bytes, list[int]] = {}
+        self.complete = False
+
+    def get(self, key: bytes, default=None):  # noqa: ANN001  (mirrors dict.get)
+        found = self.words.get(key)
+        if found is not None or self.complete or not _WORD.fullmatch(key):
+            return found if found is not None else default
+        if len(self.words) >= _WORDS_SCANNED_ALONE:
+            words: dict[bytes, list[int]] = {}
+            for m in _WORD.finditer(self.source):
+                words.setdefault(m.group(), []).append(m.start())
+            self.words, self.complete = words, True
+            return words.get(key, default)
+        found = [m.start() for m in re.finditer(rb"\b" + re.escape(key) + rb"\b", self.source)]
+        self.words[key] = found
+        return found if found else default
 
 
 def word_occurrences(source: bytes, name: str, start: int, end: int) -> list[int] | None:
@@ -278,15 +308,12 @@ def word_occurrences(source: bytes, name: str, start: int, end: int) -> list[int
     return starts[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end - len(key))]
 
 
-def _word_index_of(source: bytes) -> dict[bytes, list[int]]:
-    """Where each word of `source` starts, in order (built once per source)."""
+def _word_index_of(source: bytes) -> _WordIndex:
+    """Where each word of `source` starts, in order (kept for the source last asked about)."""
     global _word_index
-    if _word_index is None or _word_index[0] is not source:
-        words: dict[bytes, list[int]] = {}
-        for m in _WORD.finditer(source):
-            words.setdefault(m.group(), []).append(m.start())
-        _word_index = (source, words)
-    return _word_index[1]
+    if _word_index is None or _word_index.source is not source:
+        _word_index = _WordIndex(source)
+    return _word_index
 
 
 def names_in(text: str) -> set[str]:

@@ -48,7 +48,9 @@ def _language() -> Language:
     return Language(tree_sitter_cuda.language())
 
 
+@lru_cache(maxsize=1)
 def _parser() -> Parser:
+    """One parser per process (each `parse` call starts afresh; jobs are processes, not threads)."""
     return Parser(_language())
 
 
@@ -527,8 +529,12 @@ class _Lowering:
     # ------------------------------------------------------------------ expressions
     def expr(self, node: Node) -> s.Expr:
         kind = node.type
-        if kind == "identifier":  # most expressions are names: no table lookup for them
-            return s.Name(self.span(node), self.source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
+        if kind == "identifier" and self.mapping is None:
+            # Most expressions are names, each on one line: its span needs one point, not two.
+            start, end = node.start_byte, node.end_byte
+            row, column = node.start_point
+            return s.Name(_new_span(s.Span, (start, end, row + 1, column + 1, row + 1, column + 1 + end - start)),
+                          self.source[start:end].decode("utf-8", "replace"))
         build = _EXPRESSIONS.get(kind)
         if build is not None:
             return build(self, node, self.span(node))
@@ -644,7 +650,7 @@ class _Lowering:
 # How each expression kind becomes an `Expr` (`_Lowering.expr`); kinds not here become `Other`.
 _EXPRESSIONS = {
     "parenthesized_expression": _Lowering._parenthesized,
-    "field_identifier": _Lowering._name, "namespace_identifier": _Lowering._name, "this": _Lowering._name,
+    "identifier": _Lowering._name, "field_identifier": _Lowering._name, "namespace_identifier": _Lowering._name, "this": _Lowering._name,
     "qualified_identifier": _Lowering._qualified_name,
     "template_function": _Lowering._template_function,
     **{kind: _Lowering._literal for kind in _LITERAL_TYPES},

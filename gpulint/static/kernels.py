@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpulint.history import Access
+from gpulint.history import READ_WRITE, Access
 from gpulint.static import syntax as s
 
 # Device-side calls that only read through a pointer argument.
@@ -38,7 +38,7 @@ class KernelSummary:
         if index < len(self.access):
             return self.access[index]
         # Variadic or default arguments past the known parameters: be conservative.
-        return Access.READ | Access.WRITE
+        return READ_WRITE
 
 
 def pointer_roots(expr: s.Expr | None) -> set[str]:
@@ -121,15 +121,15 @@ class _BodyScan:
                     self.aliases[var.name] = param
                 elif param and "&" in var.type:
                     # `float &x = a[i];` would be an Index; `T &r = *p;` reads and may write.
-                    self.record(param, Access.READ | Access.WRITE)
+                    self.record(param, READ_WRITE)
                 elif isinstance(var.init, s.Index) and "&" in var.type:
-                    self.record(self.param_of(var.init.base), Access.READ | Access.WRITE)
+                    self.record(self.param_of(var.init.base), READ_WRITE)
                     self.expr(var.init.index, Access.READ)
                 else:
                     if isinstance(var.init, s.Other) and var.init.kind in ("argument_list", "initializer_list"):
                         # `Stack<T> st(buf, tid);`: the object keeps the pointer, its methods may use it.
                         for arg in var.init.children:
-                            self.record(self.param_of(arg) & self.pointer_params, Access.READ | Access.WRITE)
+                            self.record(self.param_of(arg) & self.pointer_params, READ_WRITE)
                     self.expr(var.init, Access.READ)
             return
         if isinstance(node, s.ExprStmt):
@@ -146,8 +146,9 @@ class _BodyScan:
                 self.expr(child, Access.READ)  # conditions, loop steps
 
     def expr(self, node: s.Expr | None, ctx: Access) -> None:
-        if node is None:
-            return
+        kind = type(node)
+        if kind is s.Name or kind is s.Literal or node is None:
+            return  # a name alone is no access: its use (`p[i]`, `*p`, a call) is judged above it
         if isinstance(node, s.Assign):
             if node.op == "=":
                 self.store(node.value, node.target)
@@ -156,7 +157,7 @@ class _BodyScan:
                 if param:
                     self.aliases[node.target.id] = self.aliases.get(node.target.id, set()) | param
                     return
-            self.expr(node.target, Access.WRITE if node.op == "=" else Access.READ | Access.WRITE)
+            self.expr(node.target, Access.WRITE if node.op == "=" else READ_WRITE)
             self.expr(node.value, Access.READ)
             return
         if isinstance(node, s.Index):
@@ -176,7 +177,7 @@ class _BodyScan:
                 self.expr(node.operand, Access.READ)
                 return
             if node.op in ("++", "--"):
-                self.expr(node.operand, Access.READ | Access.WRITE)
+                self.expr(node.operand, READ_WRITE)
                 return
             if node.op == "&":
                 # Taking an address is not an access; what is done with it is judged where it goes.
@@ -201,8 +202,13 @@ class _BodyScan:
         if isinstance(node, s.Call):
             self.call(node)
             return
-        for child in s.children(node):
-            self.expr(child, Access.READ)
+        for name in s.CHILD_FIELDS.get(type(node), ()):
+            value = getattr(node, name)
+            if type(value) is list:
+                for child in value:
+                    self.expr(child, Access.READ)
+            elif value is not None:
+                self.expr(value, Access.READ)
 
     def place(self, target: s.Expr) -> set[int]:
         """Where a store to `target` lands beyond this call: the parameters whose memory it writes
@@ -235,7 +241,7 @@ class _BodyScan:
         for param in stored - places:  # `nodes[i].next = &nodes[j]` links a buffer to itself
             self.stores.setdefault(param, set()).update(places)
             # The body may reach the object through that memory: it may read and write it.
-            self.access[param] |= Access.READ | Access.WRITE
+            self.access[param] |= READ_WRITE
 
     def call(self, node: s.Call) -> None:
         name = s.callee_name(node)
@@ -256,7 +262,7 @@ class _BodyScan:
             self.expr(node.callee, Access.READ)
         elif node.callee.id in self.index and self.index[node.callee.id] in self.pointer_params:
             # A pointer parameter "called": a function-like macro indexing it (`#define RF(q) RF[q]`).
-            self.record({self.index[node.callee.id]}, Access.READ | Access.WRITE)
+            self.record({self.index[node.callee.id]}, READ_WRITE)
         for i, arg in enumerate(node.args):
             param = self.param_of(arg) & self.pointer_params
             if param:
@@ -269,7 +275,7 @@ class _BodyScan:
                         self.record(param, target.uses(i))
                 else:
                     # atomics and unknown device functions: read and write.
-                    self.record(param, Access.READ | Access.WRITE)
+                    self.record(param, READ_WRITE)
             if isinstance(arg, s.Unary) and arg.op == "&" and isinstance(arg.operand, s.Index):
                 self.expr(arg.operand.index, Access.READ)
                 if not isinstance(arg.operand.base, s.Name):

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass, field
 
 from gpulint.findings import Location
-from gpulint.history import Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, Touch, Unit
+from gpulint.history import READ_WRITE, Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, Touch, Unit
 from gpulint.sourcetext import char_column
 from gpulint.static import cuda_api as api
 from gpulint.static import syntax as s
-from gpulint.static.kernels import KernelSummary, pointer_root, summarize
+from gpulint.static.kernels import KernelSummary, pointer_root, pointer_roots, summarize
 from gpulint.static.program import RETURNED, FileSummary, HostSummary, MemberFacts, ProgramView
 from gpulint.static.sizes import Folder
 from gpulint.static.scope import Bindings, ScopeLowering
@@ -148,7 +148,7 @@ def _exported_kernels(tu: s.TranslationUnit, kernels: dict[str, list[KernelSumma
     broken = {id(f.params) for f in tu.functions if f.has_errors and (f.is_kernel or f.is_device)}
     if not broken:
         return kernels
-    every = Access.READ | Access.WRITE
+    every = READ_WRITE
     return {name: [KernelSummary(k.name, k.params, [every] * len(k.params), k.is_kernel, k.stores) if id(k.params) in broken
                    else k for k in summaries] for name, summaries in kernels.items()}
 
@@ -239,8 +239,6 @@ _CONST_METHODS = {"data", "size", "c_str", "begin", "end", "cbegin", "cend", "em
 
 def _roots(expr: s.Expr) -> set[str]:
     """Variables a pointer expression points into, as access paths' first names."""
-    from gpulint.static.kernels import pointer_roots
-
     roots = pointer_roots(expr)
     stripped = s.strip_parens_and_casts(expr)
     if isinstance(stripped, s.Call) and isinstance(stripped.callee, s.Member):
@@ -476,7 +474,7 @@ class _FunctionLowering(ScopeLowering):
         for index, param in enumerate(self.function.params):
             if param.name and index not in self.param_objects and param.name not in named \
                     and not _SCALAR_TYPES.match(param.type.strip()):
-                result.access[index] = Access.READ | Access.WRITE
+                result.access[index] = READ_WRITE
         self.summarise_members(result)
         return result
 
@@ -551,18 +549,22 @@ class _FunctionLowering(ScopeLowering):
         here, a use like a kernel's (it must be allocated from the first such access to the last).
         A parameter dereferenced here makes calls of this function uses of what they pass for it
         (not through `p->x`: a host struct's pointer, most often)."""
+        pointed = {oid for pointer in pointers for oid in self.refs(pointer)}
+        if not pointed:
+            return  # a host array: the common case
         params = set(self.param_objects.values()) if params else set()
-        managed = {oid for pointer in pointers for oid in self.refs(pointer)
-                   if self.objects[oid].kind is Kind.MANAGED or oid in params}
+        managed = {oid for oid in pointed if self.objects[oid].kind is Kind.MANAGED or oid in params}
         if managed:
             event = self.event(Op.HOST, api or self.text(span), span)
-            self.touch(managed, Touch(event, Access.READ | Access.WRITE, use=True, definite=len(managed) == 1))
+            self.touch(managed, Touch(event, READ_WRITE, use=True, definite=len(managed) == 1))
 
     def assigned(self, expr: s.Expr | None) -> None:
         """Count an assignment to a variable (`n = ...`, `n += ...`, `n++`, `&n` handed to a call) or to
         a part of one (`cfg.bytes = ...`, `dims[0] = ...`, `p->n = ...`): sizes computed from it before
         and after differ (`Size.versions`)."""
-        self.bump(*filter(None, [_assigned_path(expr)]))
+        path = _assigned_path(expr)
+        if path:
+            self.assignments[path] = self.assignments.get(path, 0) + 1
 
     def bump(self, *names: str) -> None:
         for name in names:
@@ -710,21 +712,22 @@ class _FunctionLowering(ScopeLowering):
             self.stmt(block)
 
     def stmt(self, stmt: s.Stmt) -> None:
-        if isinstance(stmt, s.Block):
-            self.block(stmt)
-        elif isinstance(stmt, s.ExprStmt):
+        kind = type(stmt)
+        if kind is s.ExprStmt:
             self.stmt_span = stmt.span
             self.expr(stmt.expr)
             for target in _extracted(stmt.expr):
                 self.assigned(target)
-        elif isinstance(stmt, s.Decl):
+        elif kind is s.Decl:
             self.stmt_span = stmt.span
             self.decl(stmt)
-        elif isinstance(stmt, s.If):
+        elif kind is s.Block:
+            self.block(stmt)
+        elif kind is s.If:
             self.if_(stmt)
-        elif isinstance(stmt, s.Loop):
+        elif kind is s.Loop:
             self.loop(stmt)
-        elif isinstance(stmt, s.Return):
+        elif kind is s.Return:
             self.stmt_span = stmt.span
             if stmt.value is not None:
                 self.expr(stmt.value)
@@ -907,6 +910,7 @@ class _FunctionLowering(ScopeLowering):
                     found.extend(n for n in s.walk(part) if type(n) in _EFFECT_TYPES)
             found.extend(self.effect_nodes(node.body))
         else:
+            fields = s.CHILD_FIELDS
             stack: list[object] = [node]
             while stack:
                 current = stack.pop()
@@ -916,7 +920,15 @@ class _FunctionLowering(ScopeLowering):
                     continue
                 if kind in _EFFECT_TYPES:
                     found.append(current)
-                stack.extend(reversed(list(s.children(current))))
+                kids: list[object] = []
+                for name in fields.get(kind, ()):
+                    value = getattr(current, name)
+                    if type(value) is list:
+                        kids.extend(value)
+                    elif value is not None:
+                        kids.append(value)
+                kids.reverse()
+                stack.extend(kids)
         self.effects[id(node)] = found
         return found
 
@@ -990,8 +1002,13 @@ class _FunctionLowering(ScopeLowering):
         if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
-        for child in s.children(expr):
-            created |= self.expr(child)  # type: ignore[arg-type]
+        for name in s.CHILD_FIELDS.get(kind, ()):
+            value = getattr(expr, name)
+            if type(value) is list:
+                for child in value:
+                    created |= self.expr(child)
+            elif value is not None:
+                created |= self.expr(value)
         return created
 
     def member_loaded(self, value: s.Expr | None) -> str | None:
@@ -1083,7 +1100,7 @@ class _FunctionLowering(ScopeLowering):
     def touch_held(self, event: Event, args: list[s.Expr]) -> None:
         held = {oid for oid in self.held_by(args) if not self.objects[oid].frees}
         if held:
-            self.touch(held, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
+            self.touch(held, Touch(event, READ_WRITE, use=True, definite=False))
 
     def hold(self, holder: str | None, oids: set[int]) -> None:
         if holder is not None and oids:
@@ -1127,7 +1144,7 @@ class _FunctionLowering(ScopeLowering):
             event = self.event(Op.LAUNCH, short, call.span, launches=1)
             for arg in args:
                 oids = self.refs(arg)
-                self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+                self.touch(oids, Touch(event, READ_WRITE, use=True))
             self.touch_held(event, args)
             return set()
         if short in api.CAPTURE_BEGIN or short in api.CAPTURE_END:
@@ -1137,7 +1154,7 @@ class _FunctionLowering(ScopeLowering):
             # The graph may read and write any object it captured: every object live here.
             event = self.event(Op.LAUNCH, short, call.span, launches=1)
             live = {oid for oid, h in self.objects.items() if h.alloc is None or not h.frees}
-            self.touch(live, Touch(event, Access.READ | Access.WRITE, use=True))
+            self.touch(live, Touch(event, READ_WRITE, use=True))
             return set()
         if short in api.TEXTURE_BIND:
             self.unknown_call(call, name)
@@ -1255,7 +1272,7 @@ class _FunctionLowering(ScopeLowering):
                 for summary in summaries:
                     access |= summary.uses(i)
             else:
-                access = Access.READ | Access.WRITE
+                access = READ_WRITE
             if oids and access:
                 self.touch(oids, Touch(event, access, use=True))
             elif _temporary_struct(arg, summaries, i):
@@ -1263,7 +1280,7 @@ class _FunctionLowering(ScopeLowering):
                 # which may use it through any member (as an aggregate `Pair{a, b}` does).
                 carried = set().union(*(self.refs(a) for a in s.strip_parens_and_casts(arg).args))
                 if carried:
-                    self.touch(carried, Touch(event, Access.READ | Access.WRITE, use=True, definite=False))
+                    self.touch(carried, Touch(event, READ_WRITE, use=True, definite=False))
             self.note_member_use(arg, event, access)
             self.kernel_stores(call.args, i, oids, [summary.stores.get(i, set()) for summary in summaries])
 
@@ -1303,7 +1320,7 @@ class _FunctionLowering(ScopeLowering):
             for c in candidates:
                 access |= c.access.get(i, Access.NONE)
                 if c.conditional:
-                    access |= Access.READ | Access.WRITE
+                    access |= READ_WRITE
                 frees |= i in c.frees
                 escapes |= i in c.escapes
             if oids and access and all(i in c.host and not c.conditional for c in candidates):
@@ -1421,13 +1438,13 @@ class _FunctionLowering(ScopeLowering):
         kept: set[int] = set()
         for oids, arg, address_of in touched:
             if oids:
-                self.touch(oids, Touch(event, Access.READ | Access.WRITE, use=True))
+                self.touch(oids, Touch(event, READ_WRITE, use=True))
                 if address_of or not library or keeps:
                     for oid in oids:
                         self.objects[oid].escapes.append(event)
                 if keeps and not address_of:
                     kept |= oids
-            self.note_member_use(arg, event, Access.READ | Access.WRITE)
+            self.note_member_use(arg, event, READ_WRITE)
         if kept:
             for _, arg, address_of in touched:
                 stripped = s.strip_parens_and_casts(arg)

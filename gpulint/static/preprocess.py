@@ -765,7 +765,7 @@ class _Preprocessor:
                     self.header_values[key] = change.body
         if inactive_from is not None:
             blank.append((inactive_from, len(text)))
-        for m in _BLANKED.finditer(text):
+        for m in _BLANKED.finditer(text) if "__attribute__" in text or "__align__" in text else ():
             close = _matching_paren(text, m.end() - 1)
             if close > 0:
                 blank.append((m.start(), close + 1))

@@ -13,6 +13,7 @@ Anything else becomes `Other`, which keeps its children so that no name is lost.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Union
 
@@ -312,7 +313,7 @@ class TranslationUnit:
 
 
 # The fields holding sub-nodes, per class, in source order.
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {
     Name: (), Literal: (), Jump: (), Unparsed: (),
     Member: ("base",), Index: ("base", "index"), Unary: ("operand",), Binary: ("left", "right"),
     Assign: ("target", "value"), Call: ("callee", "launch", "args"), Cast: ("operand",), Sizeof: ("operand",),
@@ -324,7 +325,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
 
 def children(node: object) -> Iterator[object]:
     """Direct sub-nodes (expressions and statements) of a node, in source order."""
-    for name in _CHILD_FIELDS.get(type(node), ()):
+    for name in CHILD_FIELDS.get(type(node), ()):
         value = getattr(node, name)
         if value is None:
             continue
@@ -336,7 +337,7 @@ def children(node: object) -> Iterator[object]:
 
 def walk(node: object) -> Iterator[object]:
     """Pre-order walk over a node and all nodes below it."""
-    fields = _CHILD_FIELDS
+    fields = CHILD_FIELDS
     stack = [node]
     while stack:
         current = stack.pop()
@@ -349,11 +350,9 @@ def walk(node: object) -> Iterator[object]:
         kids: list[object] = []
         for name in names:
             value = getattr(current, name)
-            if value is None:
-                continue
-            if isinstance(value, list):
+            if type(value) is list:
                 kids.extend(value)
-            else:
+            elif value is not None:
                 kids.append(value)
         kids.reverse()
         stack.extend(kids)
@@ -398,6 +397,7 @@ def path_of(expr: Expr) -> str | None:
 _INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uUlLzZ]*$")
 
 
+@lru_cache(maxsize=4096)  # the same few literals (0, 1, 256, 1024) recur all over a program
 def parse_number(text: str) -> int | float | None:
     """The value of a C number literal (`0x10u`, `1'000`, `-1`, `2.5f`), suffixes stripped."""
     t = text.replace("'", "").strip()
