@@ -12,9 +12,8 @@ import gc
 import hashlib
 import os
 import traceback
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpulint.cache import CACHE_DIR, ResultCache
 from gpulint.config import Resolver, Settings
@@ -32,6 +31,9 @@ from gpulint.static import frontends
 from gpulint.static.includes import build_view, include_closure
 from gpulint.static.program import ProgramView, Table, digest_of_view
 from gpulint.suppressions import find_suppressions, suppress
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # ------------------------------------------------------------------------- one file
 
@@ -109,9 +111,11 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
     text = as_parsed(data)  # same length: every offset and row stays valid for `data`
     phase = "parsing"
     try:
-        parsed = frontends.parse(path, display, text, settings, result.notes)
+        parsed = _parse(path, display, text, settings, result.notes)
         phase = "lowering"
         unit, skipped, unparsable, result.summary = frontends.lower(parsed, program)
+        if result.summary is not None and result.summary.refs:
+            _PARSED.keep(_parse_key(display, text, settings), parsed, result.notes)
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
         result.unanalysed = list(skipped)
@@ -132,6 +136,51 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
     except Exception as exc:  # an analysis bug must not lose the other files
         internal_error(result, display, phase, exc, settings)
     return result
+
+
+class _ParseCache:
+    """Syntax trees of files the second pass may analyse again (they name functions of other files),
+    kept in the process that parsed them so that pass re-lowers without re-parsing.  Bounded by the
+    source bytes held (a tree takes about 25 bytes per source byte); emptied after each run."""
+
+    BUDGET = 4 << 20  # source bytes
+
+    def __init__(self) -> None:
+        self.trees: dict[tuple[str, bytes, str], tuple[frontends.Parsed, list[str]]] = {}
+        self.held = 0
+
+    def keep(self, key: tuple[str, bytes, str], parsed: frontends.Parsed, notes: list[str]) -> None:
+        if key not in self.trees and self.held + len(key[1]) <= self.BUDGET:
+            self.trees[key] = (parsed, list(notes))
+            self.held += len(key[1])
+            # Out of the collector's sight: every full collection would walk the kept trees again.
+            gc.freeze()
+
+    def get(self, key: tuple[str, bytes, str]) -> tuple[frontends.Parsed, list[str]] | None:
+        return self.trees.get(key)
+
+    def clear(self) -> None:
+        if self.trees:
+            self.trees.clear()
+            self.held = 0
+            gc.unfreeze()
+
+
+_PARSED = _ParseCache()
+
+
+def _parse_key(display: str, text: bytes, settings: Settings) -> tuple[str, bytes, str]:
+    # What the parse depends on besides the bytes: the frontend and the build's macros and paths.
+    return display, text, repr((settings.frontend, settings.compile_commands, settings.defines,
+                                settings.include_paths, settings.root))
+
+
+def _parse(path: Path, display: str, text: bytes, settings: Settings, notes: list[str]) -> frontends.Parsed:
+    kept = _PARSED.get(_parse_key(display, text, settings))
+    if kept is not None:
+        notes.extend(kept[1])
+        return kept[0]
+    return frontends.parse(path, display, text, settings, notes)
 
 
 def _sites_of(unit: Unit) -> tuple[int, int]:
@@ -175,11 +224,15 @@ class _Runner:
     def __init__(self, jobs: int, diagnostics: list[str]) -> None:
         self.jobs = jobs
         self.diagnostics = diagnostics
-        self.pool: ProcessPoolExecutor | None = None
+        self.pool: "ProcessPoolExecutor | None" = None
         self.broken = jobs <= 1
 
     def run(self, jobs: list[Job]) -> list[FileResult]:
         if not self.broken and len(jobs) > 1:
+            # Imported here: one process (`--jobs 1`, one file) never pays for multiprocessing.
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+
             try:
                 if self.pool is None:
                     self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
@@ -281,6 +334,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         _second_pass(runner, work, reads, displays, results, include_names)
     finally:
         runner.close()
+        _PARSED.clear()
     for i, result in enumerate(results):
         # A result with an internal error is not the file's true result: analyse it again next time.
         if store is not None and keys[i] is not None and result is not None and not result.errors \

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 
 class GitIgnore:
@@ -53,5 +55,10 @@ class GitIgnore:
                     lines += source.read_text(encoding="utf-8", errors="replace").splitlines()
                 except OSError:
                     continue
-            self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            if lines:
+                import pathspec  # only where there are rules to match: it costs start-up elsewhere
+
+                self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
+            else:
+                self._specs[folder] = None
         return self._specs[folder]
