@@ -994,6 +994,88 @@ def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -
                 print(f"| {what} | {lines:,} | {seconds:.2f} | {count:,} | {met} |")
 
 
+# =============================================================================== scaling
+#
+# Issue 19, point 2: no superlinear path.  Time per statement of one function must stay flat from
+# 1,000 to 50,000 statements, and one big file must cost what its functions cost as separate files.
+# Measured in this process (CPU time, no start-up), every rule on, so that the fix builders run too.
+
+SCALING_STATEMENTS = (1_000, 5_000, 20_000, 50_000)
+SCALING_FLAT = 1.25  # the largest time per statement at most this many times the smallest
+
+
+def split_functions(functions: int) -> dict[str, str]:
+    """The text of `stress_cuda_functions(functions)` as one file per function (each with the
+    kernels it launches and its own `main`-less unit), plus a file whose `main` calls them all."""
+    head = ["#include <cuda_runtime.h>", "",
+            "__global__ void touch(float *p, int n) { if (n > 0) p[0] = 1.0f; }",
+            "__global__ void idle() {}", ""]
+    whole = stress_cuda_functions(functions).splitlines()
+    files: dict[str, str] = {}
+    body = whole[len(head):whole.index("int main(int argc, char **argv) {")]
+    for i in range(functions):
+        files[f"step{i}.cu"] = "\n".join(head + body[i * 11:(i + 1) * 11]) + "\n"
+    files["main.cu"] = "\n".join(whole[whole.index("int main(int argc, char **argv) {"):]) + "\n"
+    return files
+
+
+def time_scaling(repeat: int) -> None:
+    """Print CPU microseconds per statement for one function of growing size (CUDA and Python),
+    and one file of many functions against the same functions in as many files."""
+    sys.path.insert(0, str(REPO))
+    from gpulint.config import Settings
+    from gpulint.engine import check_paths
+    from gpulint.rules import RULES
+
+    settings = Settings(jobs=1, select=tuple(sorted(RULES)), min_bytes=0)
+
+    def cpu_seconds(paths: list[str]) -> float:
+        best = None
+        for _ in range(repeat):
+            t0 = time.process_time()
+            check_paths(paths, settings)
+            elapsed = time.process_time() - t0
+            best = elapsed if best is None else min(best, elapsed)
+        return best
+
+    print(f"scaling: CPU time in this process, every rule, best of {repeat}; flat = the largest time per statement "
+          f"<= {SCALING_FLAT:g}x the smallest")
+    with tempfile.TemporaryDirectory(prefix="gpulint-scaling-") as scratch:
+        for name, text in (("warm.cu", stress_cuda_function(10)), ("warm.py", stress_python_function(10))):
+            (Path(scratch) / name).write_text(text, encoding="utf-8")  # lazy imports and parsers, outside the timing
+            check_paths([str(Path(scratch) / name)], settings)
+        for language, make, per_unit, suffix in (("CUDA", stress_cuda_function, ";", ".cu"),
+                                                  ("Python", stress_python_function, "\n", ".py")):
+            rates = []
+            for statements in SCALING_STATEMENTS:
+                # A CUDA allocation's pattern is about 4 statements, a Python tensor's about 2.
+                text = make(max(1, statements // (4 if suffix == ".cu" else 2)))
+                path = Path(scratch) / f"one_function_{statements}{suffix}"
+                path.write_text(text, encoding="utf-8")
+                count = text.count(per_unit)
+                seconds = cpu_seconds([str(path)])
+                rates.append(seconds / count * 1e6)
+                print(f"  {language} one function, {count:,} statements: {seconds:.2f} s, {rates[-1]:.1f} us/statement")
+            ratio = max(rates) / min(rates)
+            print(f"  {language}: largest / smallest time per statement {ratio:.2f} -> "
+                  f"{'flat' if ratio <= SCALING_FLAT else 'NOT flat'}")
+        functions = 2_000
+        big = Path(scratch) / "big"
+        big.mkdir()
+        (big / "all.cu").write_text(stress_cuda_functions(functions), encoding="utf-8")
+        many = Path(scratch) / "many"
+        many.mkdir()
+        for name, text in split_functions(functions).items():
+            (many / name).write_text(text, encoding="utf-8")
+        one_file = cpu_seconds([str(big)])
+        many_files = cpu_seconds([str(many)])
+        ratio = one_file / many_files
+        print(f"  CUDA {functions:,} functions: one file {one_file:.2f} s, {functions + 1:,} files {many_files:.2f} s "
+              f"-> one file costs {ratio:.2f}x ({'no more' if ratio <= SCALING_FLAT else 'MORE'}: the files' own cost "
+              f"is {(many_files - one_file) / functions * 1e3:.2f} ms each)")
+    print(f"machine: {machine_description()}; date: {today()}")
+
+
 # =============================================================================== timing
 
 
@@ -1121,7 +1203,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="allocations in the one-function stress inputs [20000]")
     parser.add_argument("--stress-functions", type=int, default=4_000, metavar="N",
                         help="functions in the many-functions stress inputs [4000: 44,000 lines of CUDA]")
+    parser.add_argument("--scaling", action="store_true",
+                        help="time one function of 1,000 to 50,000 statements and one big file against the same "
+                             "functions in many files (CPU time per statement, in this process)")
     args = parser.parse_args(argv)
+    if args.scaling:
+        time_scaling(args.repeat)
+        return 0
     if args.stress:
         if args.stress_allocations < 1 or args.stress_functions < 1 or args.repeat < 1:
             parser.error("--stress-allocations, --stress-functions and --repeat must be >= 1")

@@ -10,6 +10,7 @@ events do not record (plain `{ }` blocks, `try`, `with`).
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 import re
 
 from gpulint.history import Event, Timeline
@@ -128,20 +129,45 @@ def block_of(timeline: Timeline, pos: int, python: bool = False) -> tuple[int, i
     """The innermost block of the scope around byte `pos`, from the spans the frontend recorded;
     None outside every block.  A position at a brace belongs to the block outside it; a Python
     suite begins with its first statement."""
-    blocks = _sorted_blocks(timeline)
-    opened = bisect.bisect_right(blocks, (pos, float("inf"))) if python else bisect.bisect_left(blocks, (pos, -1))
-    # Blocks nest: of those opening before `pos`, the last one still open there is the innermost.
-    for i in range(opened - 1, -1, -1):
-        start, end = blocks[i]
+    blocks = _block_tree(timeline)
+    # The last block opening before `pos` (the innermost of those opening at one byte): every block
+    # around `pos` is it or one of its enclosing blocks, so the walk is as long as the nesting.
+    i = bisect.bisect_right(blocks.starts, pos) if python else bisect.bisect_left(blocks.starts, pos)
+    i -= 1
+    while i >= 0:
+        start, end = blocks.spans[i]
         if (start <= pos if python else start < pos) and pos < end:
             return start, end
+        i = blocks.parents[i] if blocks.nested else i - 1
     return None
 
 
-def _sorted_blocks(timeline: Timeline) -> list[tuple[int, int]]:
+@dataclass(slots=True)
+class _BlockTree:
+    """A timeline's blocks ordered by start (outer first at one start), each with the index of the
+    block around it (-1 for none).  `nested` is False when two blocks overlap without one holding
+    the other (spans a macro expansion can yield): `block_of` then looks at every earlier block."""
+    spans: list[tuple[int, int]]
+    starts: list[int]
+    parents: list[int]
+    nested: bool
+
+
+def _block_tree(timeline: Timeline) -> _BlockTree:
     cached = getattr(timeline, "_cached_blocks", None)
     if cached is None or cached[0] != len(timeline.blocks):
-        cached = (len(timeline.blocks), sorted(timeline.blocks))
+        spans = sorted(set(timeline.blocks), key=lambda span: (span[0], -span[1]))
+        parents: list[int] = []
+        open_blocks: list[int] = []
+        nested = True
+        for i, (start, end) in enumerate(spans):
+            while open_blocks and spans[open_blocks[-1]][1] <= start:
+                open_blocks.pop()
+            if open_blocks and spans[open_blocks[-1]][1] < end:
+                nested = False
+            parents.append(open_blocks[-1] if open_blocks else -1)
+            open_blocks.append(i)
+        cached = (len(timeline.blocks), _BlockTree(spans, [s for s, _ in spans], parents, nested))
         timeline._cached_blocks = cached
     return cached[1]
 
