@@ -35,8 +35,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -54,12 +57,15 @@ from harness import (  # noqa: E402  (the harness and the templates live next to
     announce_timing,
     best_call,
     best_json_run,
+    exit_error,
+    gpulint_env,
     machine_description,
     pin_to_cpu,
     prepare_out_folder,
     print_machine,
     print_markdown_table,
     print_table,
+    timed_process,
     today,
 )
 from templating import load, render  # noqa: E402
@@ -994,6 +1000,105 @@ def time_stress(allocations: int, functions: int, repeat: int, markdown: bool) -
                 print(f"| {what} | {lines:,} | {seconds:.2f} | {count:,} | {met} |")
 
 
+# =============================================================================== a real corpus
+#
+# Issue 19, point 1: lines/s on real code as well as on the generated corpus.  NVIDIA's
+# cuda-samples at a pinned commit, fetched once into a cache folder when git and the network allow
+# (never committed), or any folder given with --real-corpus.  CPU time of the child (user + sys)
+# as well as wall; tree-sitter-cuda's parse of the same files is the floor; clang-tidy on the same
+# files when it is installed.
+
+REAL_REPOSITORY = "https://github.com/NVIDIA/cuda-samples"
+REAL_COMMIT = "c94ff366aed18c797b8a85dfaac7817b0228b420"  # 2025-09-05, the labelled review's
+REAL_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpulint-benchmarks"
+
+
+def fetch_real_corpus() -> tuple[Path | None, str]:
+    """The pinned cuda-samples checkout (fetched when missing), or None and why not."""
+    folder = REAL_CACHE / f"cuda-samples-{REAL_COMMIT[:12]}"
+    if (folder / ".fetched").exists():
+        return folder, f"cached in {folder}"
+    if shutil.which("git") is None:
+        return None, "git is not installed"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    steps = [["git", "init", "-q"], ["git", "fetch", "-q", "--depth", "1", REAL_REPOSITORY, REAL_COMMIT],
+             ["git", "checkout", "-q", "FETCH_HEAD"]]
+    for step in steps:
+        try:
+            done = subprocess.run(step, cwd=folder, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return None, f"`{' '.join(step)}` timed out"
+        if done.returncode != 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            return None, f"`{' '.join(step[:3])}` failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}"
+    (folder / ".fetched").write_text(REAL_COMMIT + "\n")
+    return folder, f"fetched {REAL_REPOSITORY} at {REAL_COMMIT[:12]} into {folder}"
+
+
+def child_cpu_run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run `cmd`: (wall seconds, CPU seconds of the child and its children, the process)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, proc = timed_process(cmd, cwd, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc
+
+
+def time_real_corpus(folder: Path, repeat: int) -> None:
+    """Print lines/s (CPU and wall) of `gpulint check` on a real folder, every rule, one job, next to
+    tree-sitter's parse of the same files and clang-tidy when installed."""
+    sys.path.insert(0, str(REPO))
+    from gpulint.config import Settings
+    from gpulint.discovery import discover, is_gpu_source, is_python_source
+    from gpulint.static.cuda_treesitter import _parser
+
+    settings = Settings(jobs=1, respect_gitignore=False)
+    files, _, _ = discover([str(folder)], settings)
+    # The files gpulint analyses: `.cu`/`.cuh`, and C/C++ files that use CUDA (the others are skipped unread).
+    candidates = [(f, f.read_bytes()) for f in files if not is_python_source(f)]
+    cuda = [f for f, text in candidates if is_gpu_source(f, text)]
+    texts = [text for f, text in candidates if is_gpu_source(f, text)]
+    lines = sum(t.count(b"\n") for t in texts)
+    print(f"real corpus: {folder}: {len(cuda)} files analysed (of {len(candidates)} CUDA/C/C++ files), {lines:,} lines")
+    parser = _parser()
+    best_parse = None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        for text in texts:
+            parser.parse(text)
+        elapsed = time.process_time() - t0
+        best_parse = elapsed if best_parse is None else min(best_parse, elapsed)
+    print(f"  tree-sitter-cuda parse alone (the floor): {best_parse:.2f} s CPU, {lines / best_parse:,.0f} lines/s")
+    cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--no-cache", "--no-respect-gitignore",
+           "--exit-zero", "--format", "json", "-o", os.devnull, *EVERY_RULE]
+    best = None
+    for _ in range(repeat):
+        wall, cpu, proc = child_cpu_run(cmd, folder, gpulint_env())
+        if proc.returncode != 0:
+            print(f"  gpulint: unavailable: {exit_error(proc)}")
+            return
+        best = (wall, cpu) if best is None or cpu < best[1] else best
+    wall, cpu = best
+    met = "met" if lines / cpu >= REAL_TARGET else "NOT met"
+    print(f"  gpulint check (CLI, every rule, --jobs 1): {cpu:.2f} s CPU -> {lines / cpu:,.0f} lines/s "
+          f"(target >= {REAL_TARGET:,}: {met}); wall {wall:.2f} s -> {lines / wall:,.0f} lines/s; "
+          f"{cpu / best_parse:.1f}x the parse alone")
+    tidy = shutil.which("clang-tidy")
+    if tidy is None:
+        print("  clang-tidy: not installed")
+        return
+    # Host-side parse only, no CUDA installation needed; the cost of reading the code, not of checks.
+    tidy_cmd = [tidy, "--quiet", "--checks=-*,bugprone-*", *map(str, cuda), "--",
+                "-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-w"]
+    wall, cpu, proc = child_cpu_run(tidy_cmd, folder, dict(os.environ))
+    print(f"  clang-tidy (bugprone-*, host pass): {cpu:.2f} s CPU -> {lines / cpu:,.0f} lines/s; wall {wall:.2f} s; "
+          f"exit {proc.returncode}")
+
+
+REAL_TARGET = 60_000  # lines/s on one core (issue 19)
+GENERATED_TARGET = 40_000  # the generated corpus: dense host code, slower per line
+
+
 # =============================================================================== scaling
 #
 # Issue 19, point 2: no superlinear path.  Time per statement of one function must stay flat from
@@ -1206,6 +1311,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaling", action="store_true",
                         help="time one function of 1,000 to 50,000 statements and one big file against the same "
                              "functions in many files (CPU time per statement, in this process)")
+    parser.add_argument("--real-corpus", type=Path, metavar="DIR",
+                        help="time this folder of real code instead of fetching the pinned cuda-samples")
+    parser.add_argument("--no-real", action="store_true", help="skip the real corpus")
     args = parser.parse_args(argv)
     if args.scaling:
         time_scaling(args.repeat)
@@ -1281,6 +1389,20 @@ def main(argv: list[str] | None = None) -> int:
                   f"{nlines / best_ts:,.0f} lines/s")
         else:
             print(f"target:  >= {TARGET_LINES_PER_S:,} lines/s: not measured (tree-sitter unavailable)")
+
+        cpu_cmd = [sys.executable, "-m", "gpulint", "check", str(folder), "--jobs", "1", "--frontend", "tree-sitter",
+                   "--no-cache", "--exit-zero", "--format", "json", "-o", os.devnull, *EVERY_RULE]
+        cpu = min(child_cpu_run(cpu_cmd, folder, gpulint_env())[1] for _ in range(args.repeat))
+        print(f"CPU:     tree-sitter CLI {cpu:.2f} s CPU (user + sys) -> {nlines / cpu:,.0f} lines/s "
+              f"(issue 19 target for this corpus >= {GENERATED_TARGET:,}: "
+              f"{'met' if nlines / cpu >= GENERATED_TARGET else 'NOT met'})")
+        if not args.no_real:
+            real, how = (args.real_corpus, "given") if args.real_corpus else fetch_real_corpus()
+            print()
+            if real is None:
+                print(f"real corpus: unavailable ({how}); --real-corpus DIR names one")
+            else:
+                time_real_corpus(real, args.repeat)
 
         if args.markdown:
             print_markdown_table(f"Static analysis speed, one core (`--jobs 1`), {nfiles} generated CUDA files, "
