@@ -118,3 +118,18 @@ def test_elf_line_warning_is_the_one_analyze_gives() -> None:
 
     assert line_warning("./app") == analysed("./app")
 
+
+
+def test_ignore_files_of_comments_alone_need_no_pathspec(tmp_path: Path) -> None:
+    """`git init` writes a `.git/info/exclude` of comments: pre-commit's `--force-exclude` then has
+    no rule to match and imports no matcher; one real rule brings it in, and it applies."""
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("# git ls-files --others --exclude-from=.git/info/exclude\n\n   \n")
+    (tmp_path / "small.cu").write_text(SMALL_CU)
+    args = ["check", "--no-cache", "--force-exclude", "small.cu"]
+    code, modules, output = loaded(CHECK, args, tmp_path, environment(ROOT))
+    assert code == 0 and "in 1 file" in output, output
+    assert "pathspec" not in modules
+    (tmp_path / ".gitignore").write_text("# generated sources\nsmall.cu\n")
+    code, modules, output = loaded(CHECK, args, tmp_path, environment(ROOT))
+    assert "pathspec" in modules and "no files to check" in output, output
