@@ -75,7 +75,7 @@ def _sections(handle) -> dict[str, int] | None:
     handle.seek(names_offset)
     names = _exactly(handle, names_size)
     sizes: dict[str, int] = {}
-    for name_offset, kind, _, _, _, size, _ in headers:
+    for name_offset, kind, _, _, _, size, _ in headers[1:]:  # section 0 is the null one (or holds the count)
         end = names.find(b"\0", name_offset)
         name = names[name_offset:end if end >= 0 else len(names)].decode("latin-1")
         sizes[name] = 0 if kind == _SHT_NOBITS else size
