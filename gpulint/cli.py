@@ -420,16 +420,16 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
 
 
 def _warn_without_lines(program: str) -> None:
-    """A binary without a host line table: say so now, not when every finding shows no line."""
+    """A binary without a host line table: say so now, not when every finding shows no line.  From
+    the section table alone: at the object level this runs before every traced program starts."""
     import shutil
 
-    from gpulint.dynamic.symbols import has_host_lines
-    from gpulint.dynamic.histories import line_warning
+    from gpulint.dynamic.elf import has_line_table, line_warning
 
     path = program if "/" in program else (shutil.which(program) or program)
     if Path(path).name.startswith("python"):
         return  # an interpreter under --collector native: its own line tables are not the question
-    if has_host_lines(path) is False:
+    if has_line_table(path) is False:
         click.echo(f"gpulint: warning: {line_warning(program)}", err=True)
 
 

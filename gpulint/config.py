@@ -8,11 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 FRONTENDS = ("auto", "tree-sitter", "clang")
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 # A run's findings whose site holds fewer bytes than this, and whose fix saves less, are hidden.
@@ -130,6 +125,16 @@ _KEYS = {"select": "a list of rule codes", "extend-select": "a list of rule code
          "include-paths": "a list of folders"}
 
 
+def _toml():
+    """The TOML reader, imported when a configuration file is read: `gpulint run` and a check with
+    no pyproject.toml above it never pay for it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest gpulint.toml, or pyproject.toml with a [tool.gpulint] table, at or above `start`."""
     current = start.resolve()
@@ -139,6 +144,7 @@ def find_config(start: Path) -> Path | None:
             return own
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
+            tomllib = _toml()
             try:
                 data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -149,6 +155,7 @@ def find_config(start: Path) -> Path | None:
 
 
 def load_file(path: Path) -> dict[str, Any]:
+    tomllib = _toml()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

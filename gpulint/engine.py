@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +49,8 @@ def internal_error(result: FileResult, display: str, phase: str, exc: BaseExcept
     result.errors.append(f"{display}: internal error while {phase}: {type(exc).__name__}"
                          + (f": {cause}" if cause else ""))
     if settings.verbose or debugging():
+        import traceback
+
         result.notes.append(traceback.format_exc().rstrip())
 
 
@@ -389,8 +390,6 @@ def _report(results: list[FileResult | None], work: list[tuple[Path, Settings, l
 
 def compile_database_errors(all_settings) -> list[str]:
     """Why each compile database the settings name cannot be used (read once per database)."""
-    from gpulint.static import compile_db
-
     problems: list[str] = []
     seen: set[str] = set()
     for settings in all_settings:
@@ -398,6 +397,8 @@ def compile_database_errors(all_settings) -> list[str]:
         if not name or name in seen:
             continue
         seen.add(name)
+        from gpulint.static import compile_db  # here: most runs name no database
+
         try:
             compile_db.load(name)
         except compile_db.CompileDatabaseError as exc:

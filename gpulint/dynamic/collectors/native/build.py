@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +74,8 @@ def toolkit_version(nvcc: Path) -> str:
         return cached.read_text().strip() or "unknown"
     except OSError:
         pass
+    import subprocess  # only when the answer is not cached (as for the two below)
+
     out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True).stdout
     match = re.search(r"release (\d+\.\d+)", out)
     version = match.group(1) if match else "unknown"
@@ -175,6 +176,8 @@ def _device_from_nvidia_smi() -> Device:
     if smi is None:
         raise Unavailable("gpulint run needs an NVIDIA GPU and driver: neither cuda-python nor nvidia-smi is "
                           "available to find one (pip install cuda-python). Static analysis needs neither.")
+    import subprocess
+
     out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True)
     line = out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
@@ -219,6 +222,8 @@ def build(chain: Toolchain, arch: tuple[int, int], force: bool = False) -> Built
         [str(chain.nvcc), "--fatbin", "--keep-device-functions", "-Xptxas", "--compile-as-tools-patch",
          f"-arch={sm}", *include, "-o", str(patch) + ".tmp", str(SOURCES / "gpulint_patch.cu")],
     ]
+    import subprocess
+
     for command in commands:
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:

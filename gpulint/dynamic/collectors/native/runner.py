@@ -20,7 +20,6 @@ from __future__ import annotations
 import glob
 import os
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -99,6 +98,8 @@ def run(argv: list[str], trace: str, level: str = "object", sample: int = 1, ker
         sys.stdout.flush()
         sys.stderr.flush()
         os.execvpe(argv[0], argv, env)
+    import subprocess  # here: the object level above never needs it
+
     # The child gets the terminal's signals itself (same process group); gpulint only waits.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
