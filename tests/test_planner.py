@@ -1,0 +1,55 @@
+"""The pool planner's sweep by start time places every object exactly where the general placement
+(which looks at every placed object) does, and every plan it makes is valid."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gpulint.dynamic import planner
+from gpulint.dynamic.planner import _place, _place_by_start, plan
+
+
+def random_lifetimes(rng: random.Random, n: int) -> dict[object, tuple[int, int, int]]:
+    spans = {}
+    for i in range(n):
+        start = rng.randrange(0, 200)
+        length = rng.choice([1, 2, 5, 20, 150]) if rng.random() < 0.9 else rng.randrange(1, 300)
+        spans[i] = (start, start + length, rng.choice([1, 3, 8, 64, 100, 4096]))
+    return spans
+
+
+def assert_valid(lifetimes, offsets) -> None:
+    """No two objects alive together share a byte."""
+    keys = list(offsets)
+    for i, a in enumerate(keys):
+        sa, ea, za = lifetimes[a]
+        for b in keys[i + 1:]:
+            sb, eb, zb = lifetimes[b]
+            if sa < eb and sb < ea:
+                assert offsets[a] + za <= offsets[b] or offsets[b] + zb <= offsets[a], (a, b)
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("smallest_hole", [False, True])
+def test_the_sweep_places_as_the_general_placement_does(seed: int, smallest_hole: bool) -> None:
+    rng = random.Random(seed)
+    lifetimes = random_lifetimes(rng, rng.randrange(1, 120))
+    order = sorted(lifetimes, key=lambda k: (lifetimes[k][0], -lifetimes[k][2]))
+    swept = _place_by_start(order, lifetimes, smallest_hole)
+    general = _place(order, lifetimes, smallest_hole)
+    assert swept.offsets == general.offsets and swept.pool_bytes == general.pool_bytes
+    assert_valid(lifetimes, swept.offsets)
+
+
+def test_many_objects_run_the_orders_by_start_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    lifetimes = random_lifetimes(random.Random(7), 300)
+    everything = plan(lifetimes)
+    assert [p.strategy for p in everything.all] == ["first-fit", "best-fit", "bigger-first", "longer-first"]
+    monkeypatch.setattr(planner, "ALL_ORDERS_UP_TO", 100)
+    fewer = plan(lifetimes)
+    assert [p.strategy for p in fewer.all] == ["first-fit", "best-fit"]
+    assert fewer.all == everything.all[:2]
+    for p in fewer.all:
+        assert_valid(lifetimes, p.offsets)
+        assert p.pool_bytes >= fewer.lower_bound
