@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gpulint.dynamic import planner
-from gpulint.dynamic.planner import _place, _place_by_start, plan
+from gpulint.dynamic.planner import _place, _place_by_start, _simulate, alloc_free_sequence, best_fit_pool, plan
 
 
 def random_lifetimes(rng: random.Random, n: int) -> dict[object, tuple[int, int, int]]:
@@ -53,3 +53,40 @@ def test_many_objects_run_the_orders_by_start_only(monkeypatch: pytest.MonkeyPat
     for p in fewer.all:
         assert_valid(lifetimes, p.offsets)
         assert p.pool_bytes >= fewer.lower_bound
+
+
+def best_fit_restarting(sequence, max_restarts: int = 10_000) -> tuple[int, int]:
+    """The simulation as first written: every failure grows the pool and starts over from the first
+    request.  (pool bytes, restarts)."""
+    sizes = {key: size for op, key, size in sequence if op == "alloc"}
+    live = peak = 0
+    for op, key, size in sequence:
+        live += size if op == "alloc" else -sizes.get(key, 0)
+        peak = max(peak, live)
+    pool = peak
+    for restart in range(max_restarts):
+        failed = _simulate(sequence, pool)
+        if failed is None:
+            return pool, restart
+        request, largest = failed
+        pool += max(1, request - largest)
+    return pool, max_restarts
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_resumed_best_fit_gives_the_pool_of_starting_over(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    lifetimes = random_lifetimes(rng, rng.randrange(1, 400))
+    sequence = alloc_free_sequence(lifetimes)
+    # Snapshots every few steps, so that resuming from one (not only from the start) is exercised.
+    monkeypatch.setattr(planner._ResumableBestFit, "__init__", _frequent_snapshots)
+    simulation = best_fit_pool(sequence)
+    assert (simulation.pool_bytes, simulation.restarts) == best_fit_restarting(sequence)
+
+
+_original_init = planner._ResumableBestFit.__init__
+
+
+def _frequent_snapshots(self, sequence) -> None:
+    _original_init(self, sequence)
+    self.every = 3
