@@ -12,9 +12,10 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from gpulint import models
 from gpulint.findings import Location
@@ -41,10 +42,22 @@ _FOREIGN = -1
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Parser:
+def _language() -> Language:
     import tree_sitter_python
 
-    return Parser(Language(tree_sitter_python.language()))
+    return Language(tree_sitter_python.language())
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(_language())
+
+
+@lru_cache(maxsize=1)
+def _survey_query() -> Query:
+    """The nodes the frontend needs from anywhere in a file, found by one query: tree-sitter walks
+    the tree in C, where a walk in Python (a Node object per node) cost as much as the parse."""
+    return Query(_language(), "(block) @block (import_statement) @import (import_from_statement) @import")
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -161,7 +174,10 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        self.collect_imports(self.root)
+        found = QueryCursor(_survey_query()).captures(self.root)
+        # Every suite's span, by start: a scope's are those within its body.
+        self.blocks = sorted((n.start_byte, n.end_byte) for n in found.get("block", ()))
+        self.collect_imports(found.get("import", []))
         self.collect_constants()
         self.names = Names(self.root, self.text, self.qualify)
         scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
@@ -194,10 +210,10 @@ class _Module:
             self.timelines.append(scope.timeline)
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
-    def collect_imports(self, root: Node) -> None:
-        stack = [root]
-        while stack:
-            node = stack.pop()
+    def collect_imports(self, statements: list[Node]) -> None:
+        """Import aliases from the import statements anywhere in the file; where two bind the same
+        name, the first in the file wins (as the walk this replaced did)."""
+        for node in sorted(statements, key=lambda n: n.start_byte, reverse=True):
             if node.type == "import_statement":
                 for child in node.named_children:
                     if child.type == "aliased_import":
@@ -205,7 +221,7 @@ class _Module:
                     elif child.type == "dotted_name":
                         full = self.text(child)
                         self.aliases[full.split(".")[0]] = full.split(".")[0]
-            elif node.type == "import_from_statement":
+            else:
                 module = self.text(node.child_by_field_name("module_name"))
                 for child in node.children_by_field_name("name"):
                     if child.type == "aliased_import":
@@ -214,8 +230,6 @@ class _Module:
                     else:
                         name = self.text(child)
                         self.aliases[name] = f"{module}.{name}"
-            else:
-                stack.extend(node.named_children)
 
     def collect_constants(self) -> None:
         """Module-level `NAME = <int expression>`: sizes written with them are compile-time."""
@@ -289,7 +303,7 @@ class _Scope(ScopeLowering):
         self.has_errors = node.has_error if node.type == "function_definition" else False
         self.stmt_node: Node | None = None
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
-        self.name_counts: dict[str, int] = {}
+        self._name_counts: Counter | None = None
         self.derived: dict[str, set[str]] = {}
         self.device_context: list[set[str]] = []  # names selecting the current device (`with Device(i)`)
         # Names bound to functions and lambdas of the scope (and, in the module, its functions):
@@ -332,6 +346,17 @@ class _Scope(ScopeLowering):
             out.add(self.text(name))
         return out
 
+    def code_root(self) -> Node | None:
+        """What the scope's code lies under: a function's body (nested scopes included), the module."""
+        return self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node
+
+    def name_count(self, name: str) -> int:
+        """How many times `name` is written under the scope's body (nested scopes included).
+        Counted on first need only: few scopes ever ask."""
+        if self._name_counts is None:
+            self._name_counts = Counter(self.text(n) for n in _walk(self.code_root()) if n.type == "identifier")
+        return self._name_counts[name]
+
     # ------------------------------------------------------------------ results
     def histories(self) -> list[ObjectHistory]:
         return [h for h in self.objects.values() if h.alloc is not None]
@@ -347,13 +372,14 @@ class _Scope(ScopeLowering):
         return stmt.start_byte, stmt.end_byte
 
     def run(self, body: list[Node]) -> None:
-        blocks = self.timeline.blocks  # every suite, for fixes: where a statement may go is span arithmetic
-        for n in _walk(self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node):
-            if n.type == "identifier":
-                key = self.text(n)
-                self.name_counts[key] = self.name_counts.get(key, 0) + 1
-            elif n.type == "block":
-                blocks.append((n.start_byte, n.end_byte))
+        # Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
+        # go is span arithmetic.
+        within = self.code_root()
+        if within is not None:
+            blocks = self.m.blocks
+            first = bisect_left(blocks, (within.start_byte, -1))
+            last = bisect_right(blocks, (within.end_byte, within.end_byte))
+            self.timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
         self.block(body)
         if self.node.type == "module":
             # The module's functions read these globals whenever they are called, by this module
@@ -1199,7 +1225,7 @@ class _Scope(ScopeLowering):
                 inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
                 if _torch_factory(inner_qual):
                     staged = inner_qual
-            elif c.recv_name in self.host_factories and self.name_counts.get(c.recv_name, 0) <= 2:
+            elif c.recv_name in self.host_factories and self.name_count(c.recv_name) <= 2:
                 staged = self.host_factories[c.recv_name]
             names = _identifiers(self, c.recv_node) if c.recv_node is not None else set()
             names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
