@@ -304,7 +304,8 @@ class _Scope(ScopeLowering):
         self.stmt_node: Node | None = None
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
         self._name_counts: Counter | None = None
-        self.derived: dict[str, set[str]] = {}
+        # name -> the expression last bound to it; its names are read only when a size asks.
+        self.derived: dict[str, Node] = {}
         self.device_context: list[set[str]] = []  # names selecting the current device (`with Device(i)`)
         # Names bound to functions and lambdas of the scope (and, in the module, its functions):
         # the names each reads when called.
@@ -581,7 +582,7 @@ class _Scope(ScopeLowering):
 
     def bind(self, target: Node, value: _Value, stmt: Node, value_node: Node) -> None:
         name = self.text(target)
-        self.derived[name] = _identifiers(self, value_node)
+        self.derived[name] = value_node
         if target.type not in ("identifier",):
             self.use(value.uses, stmt, value.api or "assignment")
             if target.type in ("subscript", "attribute"):
@@ -718,14 +719,14 @@ class _Scope(ScopeLowering):
         self.bindings.release()
 
     def loop(self, node: Node) -> None:
-        values, contents = self.changed_in(node)
+        values, contents, read = self.loop_names(node)
         with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
-            self.loop_body(node, loop_id)
+            self.loop_body(node, loop_id, read)
         alt = node.child_by_field_name("alternative")
         if alt is not None:
             self.block(self.body_of(alt.child_by_field_name("body")))
 
-    def loop_body(self, node: Node, loop_id: int) -> None:
+    def loop_body(self, node: Node, loop_id: int, read: set[str]) -> None:
         body = self.body_of(node.child_by_field_name("body"))
         cond = node.child_by_field_name("condition") if node.type == "while_statement" else None
         # What the loop rebinds before anything in it may launch work (its own variables,
@@ -751,7 +752,7 @@ class _Scope(ScopeLowering):
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
         # The loop's names, not every binding: linear overall.
-        read = _names_read(self, node) - {name for name, _ in first}
+        read = read - {name for name, _ in first}
         before = {name: self.objects_of(name) for name in read}
         self.block(body)
         # A name rebound in the loop and read by the loop carries its new object into the next
@@ -852,11 +853,29 @@ class _Scope(ScopeLowering):
             return self.m.names.top_defs.get(name, [])
         return []
 
-    def changed_in(self, loop: Node) -> tuple[set[str], set[str]]:
+    def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:
+        """In one walk of the loop: the names it rebinds, the names whose contents it may change
+        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  The walk
+        carries each node's parent and grandparent: tree-sitter's `Node.parent` searches down from
+        the root, so asking it per identifier was quadratic in the nesting depth (a 50,000-term
+        expression: 40 s)."""
         values: set[str] = set()
         contents: set[str] = set()
-        for n in _walk(loop):
-            if n.type in ("assignment", "augmented_assignment"):
+        read: set[str] = set()
+        stack: list[tuple[Node, Node | None, Node | None]] = [(loop, loop.parent, None)]
+        while stack:
+            n, parent, grandparent = stack.pop()
+            kind = n.type
+            if kind == "identifier":
+                if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
+                    continue
+                if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
+                        and grandparent.type == "assignment":
+                    continue
+                read.add(self.text(n))
+                continue
+            stack.extend((child, n, parent) for child in reversed(n.named_children))
+            if kind in ("assignment", "augmented_assignment"):
                 left = n.child_by_field_name("left")
                 for target in _flatten_targets([left] if left is not None else []):
                     if target.type == "identifier":
@@ -865,11 +884,11 @@ class _Scope(ScopeLowering):
                         root = _root_name(self, target)
                         if root:
                             contents.add(root)
-            elif n.type == "for_statement":
+            elif kind == "for_statement":
                 left = n.child_by_field_name("left")
                 for target in _flatten_targets([left] if left is not None else []):
                     values.add(self.text(target))
-            elif n.type == "call":
+            elif kind == "call":
                 function = n.child_by_field_name("function")
                 method = None
                 if function is not None and function.type == "attribute":
@@ -886,9 +905,9 @@ class _Scope(ScopeLowering):
                         root = _root_name(self, a)
                         if root:
                             contents.add(root)
-            elif n.type == "named_expression":
+            elif kind == "named_expression":
                 values.add(self.text(n.child_by_field_name("name")))
-        return values, contents
+        return values, contents, read
 
     # ------------------------------------------------------------------ expressions
     def reads(self, node: Node | None, stmt: Node) -> _Value:
@@ -1031,7 +1050,7 @@ class _Scope(ScopeLowering):
         out: set[str] = set()
         pending = list(names)
         while pending:
-            for n in self.derived.get(pending.pop(), ()):
+            for n in _identifiers(self, self.derived.get(pending.pop())):
                 if n not in out and n not in names:
                     out.add(n)
                     pending.append(n)
@@ -1350,26 +1369,6 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
     function = parent.parent.child_by_field_name("function")
     return function is not None and function.type == "attribute" and scope.text(
         function.child_by_field_name("attribute")) in models.CONTAINER_STORES
-
-
-def _names_read(scope: _Scope, node: Node) -> set[str]:
-    """Identifiers read somewhere under `node` (not only assigned to).  The walk carries each
-    node's parent and grandparent: tree-sitter's `Node.parent` searches down from the root, so
-    asking it per identifier was quadratic in the nesting depth (a 50,000-term expression: 40 s)."""
-    read: set[str] = set()
-    stack: list[tuple[Node, Node | None, Node | None]] = [(node, node.parent, None)]
-    while stack:
-        n, parent, grandparent = stack.pop()
-        if n.type != "identifier":
-            stack.extend((child, n, parent) for child in reversed(n.named_children))
-            continue
-        if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
-            continue
-        if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
-                and grandparent.type == "assignment":
-            continue
-        read.add(scope.text(n))
-    return read
 
 
 def _root_name(scope: _Scope, node: Node | None) -> str | None:
