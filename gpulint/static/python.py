@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Parser
 
 from gpulint import models
 from gpulint.findings import Location
@@ -53,11 +53,32 @@ def _parser() -> Parser:
     return Parser(_language())
 
 
-@lru_cache(maxsize=1)
-def _survey_query() -> Query:
-    """The nodes the frontend needs from anywhere in a file, found by one query: tree-sitter walks
-    the tree in C, where a walk in Python (a Node object per node) cost as much as the parse."""
-    return Query(_language(), "(block) @block (import_statement) @import (import_from_statement) @import")
+# The nodes under which a block or an import statement may lie in a tree without errors
+# (tree-sitter-python's node-types.json): no expression holds a suite or an import.
+_SUITE_HOLDERS = frozenset({"module", "block", "if_statement", "elif_clause", "else_clause", "for_statement",
+                            "while_statement", "try_statement", "except_clause", "except_group_clause",
+                            "finally_clause", "with_statement", "function_definition", "class_definition",
+                            "decorated_definition", "match_statement", "case_clause"})
+
+
+def _survey(root: Node) -> tuple[list[Node], list[Node]]:
+    """Every block and every import statement of a file, in one walk that enters statements only
+    (and whatever holds a syntax error, where anything may lie): walking every expression too
+    cost a third of the parse."""
+    blocks: list[Node] = []
+    imports: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "import_statement" or kind == "import_from_statement":
+            imports.append(node)
+            continue
+        if kind == "block":
+            blocks.append(node)
+        if kind in _SUITE_HOLDERS or node.has_error:
+            stack.extend(node.named_children)
+    return blocks, imports
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -174,10 +195,10 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        found = QueryCursor(_survey_query()).captures(self.root)
+        blocks, imports = _survey(self.root)
         # Every suite's span, by start: a scope's are those within its body.
-        self.blocks = sorted((n.start_byte, n.end_byte) for n in found.get("block", ()))
-        self.collect_imports(found.get("import", []))
+        self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
+        self.collect_imports(imports)
         self.collect_constants()
         self.names = Names(self.root, self.text, self.qualify)
         scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
