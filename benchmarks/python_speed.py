@@ -1436,7 +1436,9 @@ def time_flake8(corpus: Corpus, repeat: int) -> Timing:
     env.pop("PYTHONSTARTUP", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     cmd = [sys.executable, "-m", "flake8", "--jobs", "1", "--isolated", "--exit-zero", *map(str, corpus.files)]
-    proc = best_of(timing, repeat, cmd, env, corpus.root, (0,))
+    # Not from the corpus's folder: `python -m` puts the working folder first on sys.path, where
+    # torch's `signal/` would hide the standard library's.
+    proc = best_of(timing, repeat, cmd, env, REPO, (0,))
     if proc is not None:
         timing.findings = sum(1 for line in proc.stdout.splitlines() if line.strip())
     return timing
