@@ -265,3 +265,33 @@ def f(x, need, dev):
 """)
     (use,) = objs["buf"].uses
     assert [(g.condition, g.branch) for g in use.event.guards] == [("need", 0)]
+
+
+def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
+    """The frontend finds suites and imports in a walk that skips expressions; tree-sitter's own
+    query over every node is the reference, also where syntax errors put statements anywhere."""
+    from tree_sitter import Query, QueryCursor
+
+    from gpulint.static.python import _language, _parser, _survey
+
+    query = Query(_language(), "(block) @block (import_statement) @import (import_from_statement) @import")
+    sources = [
+        "import a\nfrom b import c as d\n\ndef f():\n    import e\n    for i in x:\n        if i:\n            pass\n"
+        "        else:\n            import g\n",
+        "match x:\n    case 1:\n        import h\n    case _:\n        pass\n"
+        "try:\n    pass\nexcept* E:\n    pass\nfinally:\n    import i\n",
+        "class C:\n    @dec\n    def m(self):\n        with a as b:\n            while c:\n                import j\n",
+        "x = f(\ndef g():\n    import k\n    y = [\n        for z in w:\n            import m\n",
+        "lambda: (import_this\nif x:\n  import n\n  )(\n    import o\n",
+        "print(1 +\nif x:\n    import p\n    for q in r:\n        pass\n",
+    ]
+    for source in sources:
+        root = _parser().parse(source.encode()).root_node
+        blocks, imports = _survey(root)
+        found = QueryCursor(query).captures(root)
+
+        def spans(nodes):
+            return sorted((n.start_byte, n.end_byte, n.type) for n in nodes)
+
+        assert spans(blocks) == spans(found.get("block", [])), source
+        assert spans(imports) == spans(found.get("import", [])), source

@@ -12,6 +12,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
@@ -41,10 +42,43 @@ _FOREIGN = -1
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Parser:
+def _language() -> Language:
     import tree_sitter_python
 
-    return Parser(Language(tree_sitter_python.language()))
+    return Language(tree_sitter_python.language())
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(_language())
+
+
+# The nodes under which a block or an import statement may lie in a tree without errors
+# (tree-sitter-python's node-types.json): no expression holds a suite or an import.
+_SUITE_HOLDERS = frozenset({"module", "block", "if_statement", "elif_clause", "else_clause", "for_statement",
+                            "while_statement", "try_statement", "except_clause", "except_group_clause",
+                            "finally_clause", "with_statement", "function_definition", "class_definition",
+                            "decorated_definition", "match_statement", "case_clause"})
+
+
+def _survey(root: Node) -> tuple[list[Node], list[Node]]:
+    """Every block and every import statement of a file, in one walk that enters statements only
+    (and whatever holds a syntax error, where anything may lie): walking every expression too
+    cost a third of the parse."""
+    blocks: list[Node] = []
+    imports: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "import_statement" or kind == "import_from_statement":
+            imports.append(node)
+            continue
+        if kind == "block":
+            blocks.append(node)
+        if kind in _SUITE_HOLDERS or node.has_error:
+            stack.extend(node.named_children)
+    return blocks, imports
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -161,7 +195,10 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        self.collect_imports(self.root)
+        blocks, imports = _survey(self.root)
+        # Every suite's span, by start: a scope's are those within its body.
+        self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
+        self.collect_imports(imports)
         self.collect_constants()
         self.names = Names(self.root, self.text, self.qualify)
         scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
@@ -194,10 +231,10 @@ class _Module:
             self.timelines.append(scope.timeline)
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
-    def collect_imports(self, root: Node) -> None:
-        stack = [root]
-        while stack:
-            node = stack.pop()
+    def collect_imports(self, statements: list[Node]) -> None:
+        """Import aliases from the import statements anywhere in the file; where two bind the same
+        name, the first in the file wins (as the walk this replaced did)."""
+        for node in sorted(statements, key=lambda n: n.start_byte, reverse=True):
             if node.type == "import_statement":
                 for child in node.named_children:
                     if child.type == "aliased_import":
@@ -205,7 +242,7 @@ class _Module:
                     elif child.type == "dotted_name":
                         full = self.text(child)
                         self.aliases[full.split(".")[0]] = full.split(".")[0]
-            elif node.type == "import_from_statement":
+            else:
                 module = self.text(node.child_by_field_name("module_name"))
                 for child in node.children_by_field_name("name"):
                     if child.type == "aliased_import":
@@ -214,8 +251,6 @@ class _Module:
                     else:
                         name = self.text(child)
                         self.aliases[name] = f"{module}.{name}"
-            else:
-                stack.extend(node.named_children)
 
     def collect_constants(self) -> None:
         """Module-level `NAME = <int expression>`: sizes written with them are compile-time."""
@@ -289,8 +324,9 @@ class _Scope(ScopeLowering):
         self.has_errors = node.has_error if node.type == "function_definition" else False
         self.stmt_node: Node | None = None
         self.host_factories: dict[str, str] = {}  # name -> host factory that made it
-        self.name_counts: dict[str, int] = {}
-        self.derived: dict[str, set[str]] = {}
+        self._name_counts: Counter | None = None
+        # name -> the expression last bound to it; its names are read only when a size asks.
+        self.derived: dict[str, Node] = {}
         self.device_context: list[set[str]] = []  # names selecting the current device (`with Device(i)`)
         # Names bound to functions and lambdas of the scope (and, in the module, its functions):
         # the names each reads when called.
@@ -332,6 +368,17 @@ class _Scope(ScopeLowering):
             out.add(self.text(name))
         return out
 
+    def code_root(self) -> Node | None:
+        """What the scope's code lies under: a function's body (nested scopes included), the module."""
+        return self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node
+
+    def name_count(self, name: str) -> int:
+        """How many times `name` is written under the scope's body (nested scopes included).
+        Counted on first need only: few scopes ever ask."""
+        if self._name_counts is None:
+            self._name_counts = Counter(self.text(n) for n in _walk(self.code_root()) if n.type == "identifier")
+        return self._name_counts[name]
+
     # ------------------------------------------------------------------ results
     def histories(self) -> list[ObjectHistory]:
         return [h for h in self.objects.values() if h.alloc is not None]
@@ -347,13 +394,14 @@ class _Scope(ScopeLowering):
         return stmt.start_byte, stmt.end_byte
 
     def run(self, body: list[Node]) -> None:
-        blocks = self.timeline.blocks  # every suite, for fixes: where a statement may go is span arithmetic
-        for n in _walk(self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node):
-            if n.type == "identifier":
-                key = self.text(n)
-                self.name_counts[key] = self.name_counts.get(key, 0) + 1
-            elif n.type == "block":
-                blocks.append((n.start_byte, n.end_byte))
+        # Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
+        # go is span arithmetic.
+        within = self.code_root()
+        if within is not None:
+            blocks = self.m.blocks
+            first = bisect_left(blocks, (within.start_byte, -1))
+            last = bisect_right(blocks, (within.end_byte, within.end_byte))
+            self.timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
         self.block(body)
         if self.node.type == "module":
             # The module's functions read these globals whenever they are called, by this module
@@ -555,7 +603,7 @@ class _Scope(ScopeLowering):
 
     def bind(self, target: Node, value: _Value, stmt: Node, value_node: Node) -> None:
         name = self.text(target)
-        self.derived[name] = _identifiers(self, value_node)
+        self.derived[name] = value_node
         if target.type not in ("identifier",):
             self.use(value.uses, stmt, value.api or "assignment")
             if target.type in ("subscript", "attribute"):
@@ -692,14 +740,14 @@ class _Scope(ScopeLowering):
         self.bindings.release()
 
     def loop(self, node: Node) -> None:
-        values, contents = self.changed_in(node)
+        values, contents, read = self.loop_names(node)
         with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
-            self.loop_body(node, loop_id)
+            self.loop_body(node, loop_id, read)
         alt = node.child_by_field_name("alternative")
         if alt is not None:
             self.block(self.body_of(alt.child_by_field_name("body")))
 
-    def loop_body(self, node: Node, loop_id: int) -> None:
+    def loop_body(self, node: Node, loop_id: int, read: set[str]) -> None:
         body = self.body_of(node.child_by_field_name("body"))
         cond = node.child_by_field_name("condition") if node.type == "while_statement" else None
         # What the loop rebinds before anything in it may launch work (its own variables,
@@ -725,7 +773,7 @@ class _Scope(ScopeLowering):
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
         # The loop's names, not every binding: linear overall.
-        read = _names_read(self, node) - {name for name, _ in first}
+        read = read - {name for name, _ in first}
         before = {name: self.objects_of(name) for name in read}
         self.block(body)
         # A name rebound in the loop and read by the loop carries its new object into the next
@@ -826,11 +874,29 @@ class _Scope(ScopeLowering):
             return self.m.names.top_defs.get(name, [])
         return []
 
-    def changed_in(self, loop: Node) -> tuple[set[str], set[str]]:
+    def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:
+        """In one walk of the loop: the names it rebinds, the names whose contents it may change
+        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  The walk
+        carries each node's parent and grandparent: tree-sitter's `Node.parent` searches down from
+        the root, so asking it per identifier was quadratic in the nesting depth (a 50,000-term
+        expression: 40 s)."""
         values: set[str] = set()
         contents: set[str] = set()
-        for n in _walk(loop):
-            if n.type in ("assignment", "augmented_assignment"):
+        read: set[str] = set()
+        stack: list[tuple[Node, Node | None, Node | None]] = [(loop, loop.parent, None)]
+        while stack:
+            n, parent, grandparent = stack.pop()
+            kind = n.type
+            if kind == "identifier":
+                if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
+                    continue
+                if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
+                        and grandparent.type == "assignment":
+                    continue
+                read.add(self.text(n))
+                continue
+            stack.extend((child, n, parent) for child in reversed(n.named_children))
+            if kind in ("assignment", "augmented_assignment"):
                 left = n.child_by_field_name("left")
                 for target in _flatten_targets([left] if left is not None else []):
                     if target.type == "identifier":
@@ -839,11 +905,11 @@ class _Scope(ScopeLowering):
                         root = _root_name(self, target)
                         if root:
                             contents.add(root)
-            elif n.type == "for_statement":
+            elif kind == "for_statement":
                 left = n.child_by_field_name("left")
                 for target in _flatten_targets([left] if left is not None else []):
                     values.add(self.text(target))
-            elif n.type == "call":
+            elif kind == "call":
                 function = n.child_by_field_name("function")
                 method = None
                 if function is not None and function.type == "attribute":
@@ -860,9 +926,9 @@ class _Scope(ScopeLowering):
                         root = _root_name(self, a)
                         if root:
                             contents.add(root)
-            elif n.type == "named_expression":
+            elif kind == "named_expression":
                 values.add(self.text(n.child_by_field_name("name")))
-        return values, contents
+        return values, contents, read
 
     # ------------------------------------------------------------------ expressions
     def reads(self, node: Node | None, stmt: Node) -> _Value:
@@ -1005,7 +1071,7 @@ class _Scope(ScopeLowering):
         out: set[str] = set()
         pending = list(names)
         while pending:
-            for n in self.derived.get(pending.pop(), ()):
+            for n in _identifiers(self, self.derived.get(pending.pop())):
                 if n not in out and n not in names:
                     out.add(n)
                     pending.append(n)
@@ -1199,7 +1265,7 @@ class _Scope(ScopeLowering):
                 inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
                 if _torch_factory(inner_qual):
                     staged = inner_qual
-            elif c.recv_name in self.host_factories and self.name_counts.get(c.recv_name, 0) <= 2:
+            elif c.recv_name in self.host_factories and self.name_count(c.recv_name) <= 2:
                 staged = self.host_factories[c.recv_name]
             names = _identifiers(self, c.recv_node) if c.recv_node is not None else set()
             names |= _identifiers(self, target)  # `x.to(devices[i])`: the destination is an input too
@@ -1324,26 +1390,6 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
     function = parent.parent.child_by_field_name("function")
     return function is not None and function.type == "attribute" and scope.text(
         function.child_by_field_name("attribute")) in models.CONTAINER_STORES
-
-
-def _names_read(scope: _Scope, node: Node) -> set[str]:
-    """Identifiers read somewhere under `node` (not only assigned to).  The walk carries each
-    node's parent and grandparent: tree-sitter's `Node.parent` searches down from the root, so
-    asking it per identifier was quadratic in the nesting depth (a 50,000-term expression: 40 s)."""
-    read: set[str] = set()
-    stack: list[tuple[Node, Node | None, Node | None]] = [(node, node.parent, None)]
-    while stack:
-        n, parent, grandparent = stack.pop()
-        if n.type != "identifier":
-            stack.extend((child, n, parent) for child in reversed(n.named_children))
-            continue
-        if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
-            continue
-        if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
-                and grandparent.type == "assignment":
-            continue
-        read.add(scope.text(n))
-    return read
 
 
 def _root_name(scope: _Scope, node: Node | None) -> str | None:
