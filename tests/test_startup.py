@@ -110,16 +110,6 @@ def test_run_at_the_object_level_execs_with_almost_nothing_imported(tmp_path: Pa
             "gpulint.dynamic.elf"} <= modules
     assert "built without -g" in done.stderr  # /bin/true has no line table: said before the exec
 
-
-def test_elf_line_warning_is_the_one_analyze_gives() -> None:
-    """`run` warns from the light module; `analyze` from histories: one sentence."""
-    from gpulint.dynamic.elf import line_warning
-    from gpulint.dynamic.histories import line_warning as analysed
-
-    assert line_warning("./app") == analysed("./app")
-
-
-
 def test_ignore_files_of_comments_alone_need_no_pathspec(tmp_path: Path) -> None:
     """`git init` writes a `.git/info/exclude` of comments: pre-commit's `--force-exclude` then has
     no rule to match and imports no matcher; one real rule brings it in, and it applies."""

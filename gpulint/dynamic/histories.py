@@ -331,13 +331,10 @@ def _pool_sample(raw: dict[str, Any]) -> PoolSample:
                       int(raw.get("allocated") or 0), int(raw.get("allocated_peak") or 0))
 
 
-def line_warning(binary: str) -> str:
-    return f"{binary}: built without -g: findings show function names only; rebuild with -g"
-
-
 def without_line_warnings(run: Run) -> list[str]:
     """One warning per binary of the run that has no host line table at all (built without `-g`,
     or with `-lineinfo` alone, which is device-side only)."""
+    from gpulint.dynamic.elf import line_warning
     from gpulint.dynamic.symbols import has_host_lines
 
     return [line_warning(m) for m in run.without_lines if has_host_lines(m) is False]
