@@ -123,3 +123,13 @@ def test_a_truncated_sidecar_costs_only_the_bitmap_rules(tmp_path) -> None:
     result = cli(tmp_path, "analyze", "--min-bytes", "0", "--format", "json", "t.jsonl")
     assert result.exit_code in (0, 1) and "Traceback" not in result.output
     assert "cannot read the bitmap sidecar" in result.stderr and "GL008" not in result.stdout
+
+
+def test_trace_lines_the_fast_decoder_refuses_are_read_as_the_standard_library_reads_them() -> None:
+    import math
+
+    from gpulint.dynamic.trace import _loads
+
+    assert _loads(b'{"ev":"launch","t":1}\n') == {"ev": "launch", "t": 1}
+    assert math.isnan(_loads(b'{"v": NaN}')["v"])
+    assert _loads(b'{"addr": 1180591620717411303424}')["addr"] == 1 << 70
