@@ -97,13 +97,52 @@ def generate(path: Path, events: int, objects: int, seed: int) -> int:
     return written
 
 
+def record(result) -> dict:
+    """Everything `analyze` tells a user about a run, as plain JSON: the findings shown and hidden
+    (message, locations, evidence, properties with the what-if numbers), the peaks, the warnings."""
+    from gpulint.findings import finding_to_dict
+
+    peaks = result.peaks
+    return {"findings": [finding_to_dict(f) for f in result.findings],
+            "hidden": [finding_to_dict(f) for f in result.hidden],
+            "peaks": {"actual": int(peaks.actual), "actual_at": int(peaks.actual_at),
+                      "all_fixed": int(peaks.all_fixed), "lower_bound": int(peaks.lower_bound)},
+            "warnings": list(result.warnings)}
+
+
+def analyze_once(trace: Path, dump: Path | None) -> dict:
+    """Analyse `trace` in this process (a fresh one: its peak memory is the analysis's) and say
+    what it cost: CPU seconds (user + system), wall seconds, peak RSS in bytes."""
+    import json
+
+    from gpulint.config import Settings
+    from gpulint.dynamic.analyze import analyze
+    from gpulint.rules import RULES
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    result = analyze(trace, Settings(), sorted(RULES))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if dump is not None:
+        dump.write_text(json.dumps(record(result), indent=1, sort_keys=True))
+    return {"cpu": cpu, "wall": wall, "rss": rss, "findings": len(result.findings), "hidden": len(result.hidden)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--keep", type=Path, help="write the trace here and keep it")
+    parser.add_argument("--analyze-only", type=Path, metavar="TRACE",
+                        help="only analyse TRACE in this process and print CPU s, wall s, peak RSS as JSON")
+    parser.add_argument("--dump", type=Path, help="with --analyze-only: write the findings (JSON) here")
     args = parser.parse_args(argv)
+    if args.analyze_only is not None:
+        import json
+
+        print(json.dumps(analyze_once(args.analyze_only, args.dump)))
+        return 0
 
     from gpulint.config import Settings
     from gpulint.dynamic.analyze import analyze
