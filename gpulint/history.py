@@ -269,6 +269,11 @@ class Timeline:
         return [prefix[max(left(times, end), lo)] - prefix[lo] for lo, end in
                 ((right(times, start), end) for start, end in bounds)]
 
+    @property
+    def has_guards(self) -> bool:
+        """Some event of the scope is under a branch (never in a run)."""
+        return any(e.guards for e in self.events)
+
     def launch_counts_between(self, starts: Sequence[float], ends: Sequence[float]) -> list[int]:
         """`launch_counts` for bounds given as two sequences (a run gives arrays)."""
         return self.launch_counts(list(zip(starts, ends)))

@@ -80,6 +80,10 @@ class RunTimeline(Timeline):
         hi = np.searchsorted(self._launch_times, ends, side="left")
         return np.maximum(hi, lo) - lo
 
+    @property
+    def has_guards(self) -> bool:
+        return False  # a run's events happened: none is under a branch
+
     def _exits(self) -> tuple[int, list[Event], list[int] | None]:
         return len(self.events), [self._exit], [self._exit.t]
 

@@ -56,7 +56,7 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         if h.freed_by_statement:  # same-statement launches do not count
             counts = [gap_distance(h, h.timeline.launches_between(spans[i].end, spans[i + 1].start),
                                    spans[i].last.event, spans[i + 1].first.event) for i in pairs]
-        elif any(spans[i].last.event.guards or spans[i + 1].first.event.guards for i in pairs):
+        elif h.timeline.has_guards and any(spans[i].last.event.guards or spans[i + 1].first.event.guards for i in pairs):
             counts = [h.timeline.launches_between(spans[i].end, spans[i + 1].start, spans[i].last.event,
                                                   spans[i + 1].first.event).distance for i in pairs]
         else:  # no branches (every run): count all gaps in one go
