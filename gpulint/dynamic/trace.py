@@ -559,15 +559,11 @@ def _decode(line: bytes) -> Any:
 
 
 def read_columns(path: str | Path):
-    """The trace's header and its events as `Columns` (JSON Lines, gzip or not, or the binary
-    encoding, told apart by their first bytes).  Same checks, warnings and errors as
-    `open_trace`."""
-    from gpulint.dynamic import tracebin
+    """The trace's header and its events as `Columns` (JSON Lines, gzip or not).  Same checks,
+    warnings and errors as `open_trace`."""
     from gpulint.dynamic.columns import ColumnBuilder
 
     path = Path(path)
-    if tracebin.is_binary(path):
-        return tracebin.read(path)
     trace, lines = open_trace(path, decode=False)
     builder = ColumnBuilder()
     pending_error: str | None = None
