@@ -582,7 +582,7 @@ class ObjectHistory:
         """Some use may be of another object (a pointer swapped, a descriptor)."""
         return any(not t.definite for t in self.uses)
 
-    def consecutive_use_gaps(self) -> tuple[list[int], list[int], list[int]]:
+    def consecutive_use_gaps(self) -> tuple[list[int], Sequence[int], Sequence[int]]:
         """The indices i of consecutive use spans (i, i + 1) that follow each other on some path
         (not in different arms of one branch, neither a host access of managed memory), with the
         bounds of each gap: the end of span i and the start of span i + 1."""

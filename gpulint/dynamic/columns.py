@@ -101,7 +101,7 @@ class ColumnBuilder:
         if site is None:
             return NONE
         try:
-            key = tuple(map(tuple, site))
+            key: Any = tuple(map(tuple, site))
         except TypeError:
             key = ("<unhashable>", repr(site))
         found = self._site_index.get(key)

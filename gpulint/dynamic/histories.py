@@ -217,7 +217,7 @@ class _Builder:
                                               c.strings[kernel] if kernel >= 0 else None)
             op = _OPS[KINDS[kind]]
             direction, digest = int(c.direction[row]), int(c.digest[row])
-            found = Event(t=int(self.stamps[row]), op=op, api=c.strings[int(c.api[row])], location=location,
+            found = Event(t=int(self.stamps[row]), op=op, api=str(c.strings[int(c.api[row])]), location=location,
                           launches=1 if op is Op.LAUNCH else 0,
                           size=self.sizes[int(c.size[row])] if c.has_size[row] else None,
                           direction=c.strings[direction] if direction >= 0 else None,
@@ -284,7 +284,7 @@ class _Builder:
         for row in alloc_rows.tolist():
             raw = c.extra[row]
             event = self.event(row)
-            obj = raw.get("obj")
+            obj: int = raw["obj"]
             nbytes = int(raw.get("size") or 0)
             name = raw.get("name") or f"{event.api}#{obj} ({human_bytes(nbytes)})"
             kind = _kind(raw)

@@ -170,7 +170,7 @@ class RunHistory(ObjectHistory):
         spans = self.use_spans()
         return int(spans.starts[0]) if len(spans) else None
 
-    def consecutive_use_gaps(self) -> tuple[list[int], np.ndarray, np.ndarray]:
+    def consecutive_use_gaps(self) -> tuple[list[int], np.ndarray, np.ndarray]:  # type: ignore[override]
         spans = self.use_spans()
         index = np.arange(len(spans) - 1) if len(spans) > 1 else np.zeros(0, dtype=np.int64)
         return index.tolist(), spans.ends[:-1], spans.starts[1:]
