@@ -29,6 +29,9 @@ from harness import machine_description, today  # noqa: E402
 
 TARGET_SECONDS = 30.0
 TARGET_BYTES = 2 << 30
+# Issue 19, point 5: `analyze` alone, CPU time and peak memory of its process.
+TARGET_ANALYZE_CPU = 8.0
+TARGET_ANALYZE_BYTES = 1 << 30
 
 
 def generate(path: Path, events: int, objects: int, seed: int) -> int:
@@ -97,13 +100,93 @@ def generate(path: Path, events: int, objects: int, seed: int) -> int:
     return written
 
 
+def record(result) -> dict:
+    """Everything `analyze` tells a user about a run, as plain JSON: the findings shown and hidden
+    (message, locations, evidence, properties with the what-if numbers), the peaks, the warnings."""
+    from gpulint.findings import finding_to_dict
+
+    peaks = result.peaks
+    return {"findings": [finding_to_dict(f) for f in result.findings],
+            "hidden": [finding_to_dict(f) for f in result.hidden],
+            "peaks": {"actual": int(peaks.actual), "actual_at": int(peaks.actual_at),
+                      "all_fixed": int(peaks.all_fixed), "lower_bound": int(peaks.lower_bound)},
+            "warnings": list(result.warnings)}
+
+
+def analyze_once(trace: Path, dump: Path | None) -> dict:
+    """Analyse `trace` in this process (a fresh one: its peak memory is the analysis's) and say
+    what it cost: CPU seconds (user + system), wall seconds, peak RSS in bytes."""
+    import json
+
+    from gpulint.config import Settings
+    from gpulint.dynamic.analyze import analyze
+    from gpulint.rules import RULES
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    result = analyze(trace, Settings(), sorted(RULES))
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if dump is not None:
+        dump.write_text(json.dumps(record(result), indent=1, sort_keys=True))
+    return {"cpu": cpu, "wall": wall, "rss": rss, "findings": len(result.findings), "hidden": len(result.hidden)}
+
+
+def compare_analysis(path: Path, folder: Path, reference: Path | None) -> None:
+    """`analyze` alone in a fresh process (its peak memory is the analysis's): CPU, wall, peak
+    RSS against the issue-19 targets, and its findings against `reference`, when given."""
+    import json
+    import subprocess
+
+    dump = folder / "findings.json"
+    cmd = [sys.executable, __file__, "--analyze-only", str(path), "--dump", str(dump)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    if proc.returncode:
+        print(f"analyze failed: {proc.stderr.strip()[-400:]}")
+        return
+    cost = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"analyze alone ({path.name}, {path.stat().st_size / 1e6:.0f} MB): {cost['cpu']:.1f} s CPU "
+          f"(target <= {TARGET_ANALYZE_CPU:.0f} s: {'met' if cost['cpu'] <= TARGET_ANALYZE_CPU else 'NOT met'}), "
+          f"{cost['wall']:.1f} s wall, peak RSS {cost['rss'] / 2**20:.0f} MiB "
+          f"(target <= {TARGET_ANALYZE_BYTES >> 20} MiB: {'met' if cost['rss'] <= TARGET_ANALYZE_BYTES else 'NOT met'}); "
+          f"{cost['findings']:,} findings shown, {cost['hidden']:,} hidden")
+    if reference is None:
+        return
+    expected, got = json.loads(reference.read_text()), json.loads(dump.read_text())
+    if expected == got:
+        print(f"findings: identical to {reference}")
+        return
+    print(f"findings: DIFFER from {reference}")
+    for key in expected:
+        if expected[key] == got.get(key):
+            continue
+        if isinstance(expected[key], list) and isinstance(got.get(key), list):
+            first = next((i for i, (a, b) in enumerate(zip(expected[key], got[key])) if a != b), None)
+            print(f"  {key}: {len(expected[key])} expected, {len(got[key])} now; first difference at {first}")
+            if first is not None:
+                print(f"    expected {json.dumps(expected[key][first])[:600]}")
+                print(f"    now      {json.dumps(got[key][first])[:600]}")
+        else:
+            print(f"  {key}: expected {expected[key]}, now {got.get(key)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--objects", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--keep", type=Path, help="write the trace here and keep it")
+    parser.add_argument("--analyze-only", type=Path, metavar="TRACE",
+                        help="only analyse TRACE in this process and print CPU s, wall s, peak RSS as JSON")
+    parser.add_argument("--dump", type=Path, help="with --analyze-only: write the findings (JSON) here")
+    parser.add_argument("--trace", type=Path, help="analyse this trace instead of generating one")
+    parser.add_argument("--reference", type=Path,
+                        help="findings (a --dump of the same trace) the analysis must reproduce exactly")
     args = parser.parse_args(argv)
+    if args.analyze_only is not None:
+        import json
+
+        print(json.dumps(analyze_once(args.analyze_only, args.dump)))
+        return 0
 
     from gpulint.config import Settings
     from gpulint.dynamic.analyze import analyze
@@ -112,11 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     from gpulint.rules import RULES
 
     folder = Path(tempfile.mkdtemp(prefix="gpulint-trace-"))
-    path = args.keep or folder / "run.jsonl"
-    t0 = time.perf_counter()
-    written = generate(path, args.events, args.objects, args.seed)
-    print(f"generated {written:,} events over {args.objects:,} objects in {time.perf_counter() - t0:.1f} s "
-          f"({path.stat().st_size / 1e6:.0f} MB)")
+    path = args.trace or args.keep or folder / "run.jsonl"
+    if args.trace is None:
+        t0 = time.perf_counter()
+        written = generate(path, args.events, args.objects, args.seed)
+        print(f"generated {written:,} events over {args.objects:,} objects in {time.perf_counter() - t0:.1f} s "
+              f"({path.stat().st_size / 1e6:.0f} MB)")
+    compare_analysis(path, folder, args.reference)
 
     t0 = time.perf_counter()
     result = analyze(path, Settings(), sorted(RULES))

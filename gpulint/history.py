@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -268,6 +268,15 @@ class Timeline:
         right, left = bisect.bisect_right, bisect.bisect_left
         return [prefix[max(left(times, end), lo)] - prefix[lo] for lo, end in
                 ((right(times, start), end) for start, end in bounds)]
+
+    @property
+    def has_guards(self) -> bool:
+        """Some event of the scope is under a branch (never in a run)."""
+        return any(e.guards for e in self.events)
+
+    def launch_counts_between(self, starts: Sequence[float], ends: Sequence[float]) -> list[int]:
+        """`launch_counts` for bounds given as two sequences (a run gives arrays)."""
+        return self.launch_counts(list(zip(starts, ends)))
 
     def _index(self) -> "_LaunchIndex":
         """Launch events sorted by time, with prefix sums of the launches they stand for (a run's
@@ -563,6 +572,51 @@ class ObjectHistory:
                 merged.append(UseSpan(start, end, touch, touch))
         self._cached_spans = (len(self.touches), merged)
         return merged
+
+    # Questions rules ask about all of an object's touches.  A run's histories
+    # (`gpulint.dynamic.runmodel.RunHistory`) answer them from arrays without building a
+    # `Touch` per access; these are the plain versions, over the lists.
+
+    @property
+    def ambiguous_uses(self) -> bool:
+        """Some use may be of another object (a pointer swapped, a descriptor)."""
+        return any(not t.definite for t in self.uses)
+
+    def consecutive_use_gaps(self) -> tuple[list[int], Sequence[int], Sequence[int]]:
+        """The indices i of consecutive use spans (i, i + 1) that follow each other on some path
+        (not in different arms of one branch, neither a host access of managed memory), with the
+        bounds of each gap: the end of span i and the start of span i + 1."""
+        spans = self.use_spans()
+        index = [i for i, (before, after) in enumerate(zip(spans, spans[1:]))
+                 if not exclusive(before.last.event, after.first.event)
+                 and Op.HOST not in (before.last.event.op, after.first.event.op)]
+        return index, [spans[i].end for i in index], [spans[i + 1].start for i in index]
+
+    def touches_between(self, start_t: float, end_t: float) -> list[Touch]:
+        """The touches strictly between two positions, in order."""
+        return [t for t in self.touches if start_t < t.event.t < end_t]
+
+    def latest_read(self) -> tuple[int, Touch] | None:
+        """The read (not the allocation's own write) whose use span ends last, the first such in
+        order, with that end; None when nothing reads the object."""
+        best: tuple[int, Touch] | None = None
+        for touch in self.touches:
+            if touch.access & Access.READ and not touch.by_alloc:
+                end = self.use_span(touch)[1]
+                if best is None or end > best[0]:
+                    best = (end, touch)
+        return best
+
+    def consecutive_touches(self, ops: tuple[Op, ...]) -> Iterator[tuple[Touch, Touch]]:
+        """Pairs of touches next to each other in time order whose events are both of `ops`."""
+        touches = sorted(self.touches, key=lambda t: t.event.t)
+        for first, later in zip(touches, touches[1:]):
+            if first.event.op in ops and later.event.op in ops:
+                yield first, later
+
+    def content_copies(self) -> list[Touch]:
+        """Touches by events that carry a digest of the host bytes they copied."""
+        return [t for t in self.touches if t.event.content]
 
     def first_free(self) -> Event | None:
         """The first free that runs whenever the allocation does (not under an extra branch)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from gpulint.config import Settings
 from gpulint.dynamic.grouping import by_site
 from gpulint.dynamic.histories import Run, build_run, without_line_warnings
-from gpulint.dynamic.trace import header_event, open_trace
+from gpulint.dynamic.trace import read_columns
 from gpulint.dynamic.whatif import Peaks, annotate
 from gpulint.findings import Finding
 from gpulint.rules import RULES
@@ -39,8 +39,8 @@ def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
 
 
 def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
-    trace, events = open_trace(path)
-    run = build_run(trace, (e for e in events if not header_event(trace, e)))
+    trace, columns = read_columns(path)
+    run = build_run(trace, columns)
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []
     for code in codes:

@@ -13,11 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from gpulint.dynamic.ordering import Orderer
+import numpy as np
+
+from gpulint.dynamic.columns import (ALLOC, BITMAP, COUNTS, FLUSH, FREE, GRAPH_LAUNCH, KINDS, LAUNCH, MEMCPY, MEMSET,
+                                     NONE, POOL, Columns, columns_of)
+from gpulint.dynamic.ordering import column_times
+from gpulint.dynamic.runmodel import LazyList, RunHistory, RunTimeline, TouchTable
 from gpulint.dynamic.trace import Trace
 from gpulint.findings import Location, human_bytes
 from gpulint.history import (Access, AccessInfo, Event, Kind, LaunchBits, LaunchCounts, ObjectHistory, Op, PoolSample,
-                             Size, Timeline, Touch, Unit)
+                             Size, Timeline, Unit)
 
 _OPS = {"alloc": Op.ALLOC, "free": Op.FREE, "memcpy": Op.COPY, "memset": Op.MEMSET, "launch": Op.LAUNCH,
         "graph_launch": Op.LAUNCH}
@@ -45,6 +50,7 @@ class Run:
     access: dict[int, AccessInfo]  # obj id -> measured accesses
     end_t: int
     without_lines: tuple[str, ...] = ()  # binaries whose findings name a function, not a line
+    arrays: Any = None  # the columns and touch arrays the histories are built on (what-if reads them)
 
 
 _PREFIXES = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
@@ -126,6 +132,15 @@ class _Sites:
         self.fallback, self.roots = fallback, roots
         self.cache: dict[object, Location] = {}
         self.without_lines: set[str] = set()  # modules whose findings could only name a function
+        self.by_id: dict[tuple[int, str | None], Location] = {}
+
+    def location_of(self, site_id: int, site: list | None, kernel: str | None) -> Location:
+        """`location` of an interned stack, by its index in the run's table of stacks."""
+        key = (site_id, kernel)
+        found = self.by_id.get(key)
+        if found is None:
+            found = self.by_id[key] = self.location(site, kernel)
+        return found
 
     def location(self, site: list | None, kernel: str | None = None) -> Location:
         try:
@@ -149,138 +164,284 @@ class _Sizes(dict):
         return size
 
 
-def build_run(trace: Trace, events: Iterable[dict[str, Any]] | None = None, roots: tuple[str, ...] = ()) -> Run:
-    """Histories of a run, in one pass over its events (`trace.events` unless `events` streams
-    them): each work event gets its Kahn timestamp as it is read."""
-    events = trace.events if events is None else events
-    orderer = Orderer()
-    program = (trace.meta.get("argv") or ["program"])[0]
-    fallback = str(program)
-    timeline = Timeline(name=Path(fallback).name or "program", observed=True)
-    by_obj: dict[int, ObjectHistory] = {}
-    access: dict[int, AccessInfo] = {}
-    pools: list[PoolSample] = []
-    later: list[dict[str, Any]] = []  # bitmaps and counters, read once every launch is known
-    launches_by_t: dict[int, Event] = {}
-    granularity = trace.granularity
-    sites = _Sites(fallback, roots)
-    sizes = _Sizes()
-    last_stamp = 0
-    extents: dict[int, list[tuple[int, int]]] = {}  # obj -> bytes copies and memsets touched
-    host_tensors: list[ObjectHistory] = []
-    device_tensors = False
-    for raw in events:
-        ev = raw["ev"]
-        stamp = orderer.stamp(raw)
-        if stamp is None:
-            if ev in ("bitmap", "counts"):
-                later.append(raw)
-            elif ev == "pool":
-                pools.append(_pool_sample(raw))
-            elif ev == "flush":  # not work on the device, but where the program emptied a cache
-                timeline.events.append(Event(t=last_stamp, op=Op.FLUSH, api=str(raw.get("api") or "flush"),
-                                             location=sites.location(raw.get("site")), detail=ev))
-            continue
-        last_stamp = stamp
-        location = sites.location(raw.get("site"), raw.get("kernel") if ev == "launch" else None)
-        op = _OPS[ev]
-        api = raw.get("api") or (raw.get("kernel") if ev in ("launch", "graph_launch") else ev)
-        size = raw.get("size")
-        event = Event(t=stamp, op=op, api=str(api), location=location, launches=1 if op is Op.LAUNCH else 0,
-                      size=sizes[size] if isinstance(size, int) else None,
-                      direction=raw.get("kind"), stream=raw.get("stream", 0), detail=ev, content=raw.get("digest"))
-        timeline.events.append(event)
-        if ev == "alloc":
-            obj = raw.get("obj")
+def build_run(trace: Trace, events: Iterable[dict[str, Any]] | Columns | None = None,
+              roots: tuple[str, ...] = ()) -> Run:
+    """Histories of a run: `events` (dictionaries, or the columns a reader made; by default
+    `trace.events`) become columns, ordered by Kahn timestamps, and one history per allocation
+    whose events and touches are built when a rule asks for them."""
+    columns = events if isinstance(events, Columns) else columns_of(trace.events if events is None else events)
+    return _Builder(trace, columns, roots).run()
+
+
+class _LaunchesByT:
+    """The launch a bitmap or counter names by its `t` (the last launch issued with that `t`)."""
+
+    def __init__(self, rows: np.ndarray, t: np.ndarray, event) -> None:
+        order = np.argsort(t[rows], kind="stable")
+        self.rows, self.times, self.event = rows[order], t[rows][order], event
+
+    def get(self, t: Any) -> Event | None:
+        if not isinstance(t, int) or isinstance(t, bool):
+            return None
+        i = int(np.searchsorted(self.times, t, side="right")) - 1
+        return self.event(int(self.rows[i])) if i >= 0 and self.times[i] == t else None
+
+
+class _Builder:
+    def __init__(self, trace: Trace, columns: Columns, roots: tuple[str, ...]) -> None:
+        self.trace, self.c, self.roots = trace, columns, roots
+        program = (trace.meta.get("argv") or ["program"])[0]
+        self.fallback = str(program)
+        self.sites = _Sites(self.fallback, roots)
+        self.sizes = _Sizes()
+        self.events: dict[int, Event] = {}
+        self.exit: Event | None = None
+
+    def event(self, row: int) -> Event:
+        """The `Event` of a row (built once: rules compare events by identity); -1: the end."""
+        found = self.events.get(row)
+        if found is not None:
+            return found
+        if row < 0:
+            return self.exit  # type: ignore[return-value]
+        c = self.c
+        kind = int(c.kind[row])
+        if kind == FLUSH:
+            raw = c.extra[row]
+            found = Event(t=int(self.flush_t[row]), op=Op.FLUSH, api=str(raw.get("api") or "flush"),
+                          location=self.sites.location(raw.get("site")), detail="flush")
+        else:
+            site = int(c.site[row])
+            kernel = int(c.kernel[row]) if kind == LAUNCH else NONE
+            location = self.sites.location_of(site, c.sites[site] if site >= 0 else None,
+                                              c.strings[kernel] if kernel >= 0 else None)
+            op = _OPS[KINDS[kind]]
+            direction, digest = int(c.direction[row]), int(c.digest[row])
+            found = Event(t=int(self.stamps[row]), op=op, api=str(c.strings[int(c.api[row])]), location=location,
+                          launches=1 if op is Op.LAUNCH else 0,
+                          size=self.sizes[int(c.size[row])] if c.has_size[row] else None,
+                          direction=c.strings[direction] if direction >= 0 else None,
+                          stream=c.streams[int(c.stream[row])], detail=KINDS[kind],
+                          content=c.strings[digest] if digest >= 0 else None)
+        self.events[row] = found
+        return found
+
+    def run(self) -> Run:
+        c, trace = self.c, self.trace
+        n = len(c)
+        self.stamps = stamps = column_times(c)
+        kinds = c.kind
+        work = stamps >= 0
+        # A flush is not work: it sits at the timestamp of the work issued before it.
+        last_work = np.maximum.accumulate(np.where(work, np.arange(n), -1)) if n else np.zeros(0, dtype=np.int64)
+        self.flush_t = np.where(last_work >= 0, stamps[np.maximum(last_work, 0)], 0) if n else last_work
+        rows = np.flatnonzero(work | (kinds == FLUSH))
+        times = np.where(work, stamps, self.flush_t)[rows]
+        order = np.argsort(times, kind="stable")  # issue order within one timestamp
+        rows, times = rows[order], times[order]
+        timeline = RunTimeline(name=Path(self.fallback).name or "program", observed=True)
+        end_t = (int(times[-1]) if len(times) else 0) + 1
+        end_location = self.event(int(rows[-1])).location if len(rows) else Location(self.fallback, 1, 1)
+        self.exit = Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end")
+        events = LazyList(np.append(rows, -1), self.event)
+        launch_positions = np.flatnonzero(np.isin(kinds[rows], (LAUNCH, GRAPH_LAUNCH)))
+        timeline.setup(events, times[launch_positions], launch_positions, self.exit)
+        timeline.end, timeline.end_t = end_location, end_t + 1
+        self._native_sites(work | (kinds == FLUSH))
+
+        by_obj, histories = self._histories(timeline)
+        table, slices = self._touches()
+        for index, history in enumerate(self.all_histories):
+            history.attach(table, int(slices[index]), int(slices[index + 1]))
+        for row in np.flatnonzero((kinds == FREE) & (c.obj >= 0)).tolist():
+            index = self._history_of(np.array([c.obj[row]]), np.array([row]))[0]
+            if index >= 0:
+                self.all_histories[index].frees.append(self.event(row))
+        access, pools = self._measured(by_obj, table)
+        unit = Unit(path=self.fallback, histories=histories, timelines=[timeline], pools=pools,
+                    language=_language(trace))
+        return Run(unit, trace, by_obj, access, end_t, tuple(sorted(self.sites.without_lines)), self)
+
+    def _native_sites(self, located: np.ndarray) -> None:
+        """Resolve now every native stack the run's events name (as building each event did):
+        the modules without line information are the run's warnings."""
+        c = self.c
+        native = [i for i, site in enumerate(c.sites) if _is_native(site)]
+        if not native:
+            return
+        rows = np.flatnonzero(located & np.isin(c.site, native))
+        kernels = np.where(c.kind[rows] == LAUNCH, c.kernel[rows], NONE)
+        for site, kernel in sorted(set(zip(c.site[rows].tolist(), kernels.tolist()))):
+            self.sites.location_of(site, c.sites[site], c.strings[kernel] if kernel >= 0 else None)
+
+    def _histories(self, timeline: Timeline) -> tuple[dict[int, ObjectHistory], list[ObjectHistory]]:
+        c = self.c
+        self.alloc_rows = alloc_rows = np.flatnonzero(c.kind == ALLOC)
+        by_obj: dict[int, ObjectHistory] = {}
+        self.all_histories: list[RunHistory] = []
+        self.host_tensors: list[ObjectHistory] = []
+        self.device_tensors = False
+        for row in alloc_rows.tolist():
+            raw = c.extra[row]
+            event = self.event(row)
+            obj: int = raw["obj"]
             nbytes = int(raw.get("size") or 0)
-            name = raw.get("name") or f"{api}#{obj} ({human_bytes(nbytes)})"
+            name = raw.get("name") or f"{event.api}#{obj} ({human_bytes(nbytes)})"
             kind = _kind(raw)
-            history = ObjectHistory(name=str(name), timeline=timeline, alloc=event, size=sizes[nbytes],
-                                    kind=kind, bytes=nbytes, obj_id=obj, freed_by_statement=kind is Kind.TENSOR,
-                                    # a collector that cannot see launches: no lifetime judgement
-                                    incomplete=bool(raw.get("uses_unknown")))
+            history = RunHistory(name=str(name), timeline=timeline, alloc=event, size=self.sizes[nbytes], kind=kind,
+                                 bytes=nbytes, obj_id=obj, freed_by_statement=kind is Kind.TENSOR,
+                                 # a collector that cannot see launches: no lifetime judgement
+                                 incomplete=bool(raw.get("uses_unknown")))
+            self.all_histories.append(history)
             by_obj[obj] = history
             if raw.get("framework"):
                 if raw.get("device") == "cpu":
-                    host_tensors.append(history)
+                    self.host_tensors.append(history)
                 elif raw.get("device"):
-                    device_tensors = True
-        elif ev == "free":
-            history = by_obj.get(raw.get("obj"))
-            if history is not None:
-                history.frees.append(event)
-        elif ev == "memcpy":
-            nbytes = int(size or 0)
-            dst, src = by_obj.get(raw.get("dst")), by_obj.get(raw.get("src"))
-            for key, offset in (("dst", "dst_offset"), ("src", "src_offset")):
-                if by_obj.get(raw.get(key)) is not None and nbytes > 0:
-                    start = int(raw.get(offset) or 0)
-                    extents.setdefault(raw[key], []).append((start, start + nbytes))
-            if dst is not None:
-                full = (raw.get("dst_offset") or 0) == 0 and nbytes >= (dst.bytes or 0)
-                dst.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
-                                         size=sizes[nbytes], offset_zero=(raw.get("dst_offset") or 0) == 0))
-            if src is not None:
-                src.touches.append(Touch(event, _READ, use=False, size=sizes[nbytes],
-                                         offset_zero=(raw.get("src_offset") or 0) == 0))
-        elif ev == "memset":
-            target = by_obj.get(raw.get("obj"))
-            if target is not None:
-                nbytes = int(size or 0)
-                offset = raw.get("offset") or 0
-                if nbytes > 0:
-                    extents.setdefault(raw["obj"], []).append((int(offset), int(offset) + nbytes))
-                full = offset == 0 and nbytes >= (target.bytes or 0)
-                target.touches.append(Touch(event, _FULL_WRITE if full else _WRITE, use=False,
-                                            size=sizes[nbytes], offset_zero=offset == 0))
-        else:  # launch
-            reads, writes = raw.get("reads") or (), raw.get("writes") or ()
-            for obj in reads:
-                target = by_obj.get(obj)
-                if target is not None:
-                    target.touches.append(Touch(event, _BOTH if obj in writes else _READ, True, target.size))
-            for obj in writes:
-                target = by_obj.get(obj)
-                if target is not None and obj not in reads:
-                    target.touches.append(Touch(event, _WRITE, True, target.size))
-            launches_by_t[raw.get("t")] = event
-    timeline.events.sort(key=lambda e: e.t)  # stable: issue order within one timestamp
-    end_t = (max((e.t for e in timeline.events), default=0)) + 1
-    end_location = timeline.events[-1].location if timeline.events else Location(fallback, 1, 1)
-    timeline.events.append(Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end"))
-    timeline.end, timeline.end_t = end_location, end_t + 1
-    unreadable: set[int] = set()  # objects whose bitmaps the sidecar does not have
-    for raw in later:
-        ev = raw["ev"]
-        if ev == "bitmap":
-            _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity, unreadable)
-        elif ev == "counts":
-            history = by_obj.get(raw.get("obj"))
-            counts = trace.counts(raw.get("key", ""))
-            if history is not None and counts is not None and raw["obj"] not in unreadable:
-                info = access.setdefault(raw["obj"], AccessInfo(granularity, history.bytes or 0))
-                info.counts = counts if info.counts is None else info.counts + counts
-                info.count_granularity = int(raw.get("granularity") or 4)
-                launch = launches_by_t.get(raw.get("launch_t"))
-                if launch is not None:
-                    from gpulint.measures import count_variation  # numpy: only for a run with counts
+                    self.device_tensors = True
+        # Which history an object id names at a row: the latest allocation of that id before it.
+        n = max(len(c), 1)
+        keys = c.obj[alloc_rows] * (n + 1) + alloc_rows
+        order = np.argsort(keys, kind="stable")
+        self.alloc_keys, self.alloc_index, self.alloc_obj = keys[order], order, c.obj[alloc_rows][order]
+        self.history_bytes = np.array([h.bytes or 0 for h in self.all_histories], dtype=np.uint64)
+        return by_obj, list(by_obj.values())
 
-                    info.launch_counts.append(LaunchCounts(launch, *count_variation(counts)))
-    if device_tensors:
-        # A program with device tensors: its CPU tensors are host memory, which no GPU memory rule
-        # judges (they stay objects, so a host tensor made only to be copied over shows, GL102).
-        for history in host_tensors:
-            history.kind = Kind.HOST
-            history.freed_by_statement = False
-    for obj, info in access.items():
-        info.extents = extents.get(obj, [])
-        if by_obj[obj].kind is not Kind.HOST:
-            by_obj[obj].measured = info
-    for history in by_obj.values():
-        history.touches.sort(key=lambda touch: touch.event.t)  # issue order -> topological order
-    histories = list(by_obj.values())
-    unit = Unit(path=fallback, histories=histories, timelines=[timeline], pools=pools, language=_language(trace))
-    return Run(unit, trace, by_obj, access, end_t, tuple(sorted(sites.without_lines)))
+    def _history_of(self, objs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The history each (object index, row) touches, -1 when that object is not allocated yet."""
+        n = max(len(self.c), 1)
+        j = np.searchsorted(self.alloc_keys, objs * (n + 1) + rows, side="left") - 1
+        valid = (j >= 0) & (objs >= 0)
+        j = np.maximum(j, 0)
+        valid &= self.alloc_obj[j] == objs if len(self.alloc_obj) else np.zeros(len(objs), dtype=bool)
+        return np.where(valid, self.alloc_index[j] if len(self.alloc_index) else 0, -1)
+
+    def _touches(self) -> tuple[TouchTable, np.ndarray]:
+        """Every touch as arrays: copies and memsets (their extents), launches' reads and writes,
+        in the order `build_run` used to append them, sorted per object by Kahn time."""
+        c = self.c
+        kinds = c.kind
+        nbytes = np.where(c.has_size, c.size, 0).astype(np.uint64)
+        parts = []  # (history, row, sub, access, use, size, offset_zero)
+
+        def add(objs, rows, sub, access, use, size, offset_zero, full_offset=None):
+            hist = self._history_of(objs, rows)
+            keep = hist >= 0
+            hist, rows = hist[keep], rows[keep]
+            size = size[keep]
+            access = np.broadcast_to(access, keep.shape)[keep].copy()
+            if full_offset is not None:  # a write from offset 0 of at least the object's bytes
+                full = (full_offset[keep] == 0) & (size >= self.history_bytes[hist])
+                access[full] = 6
+            parts.append((hist, rows, np.broadcast_to(sub, keep.shape)[keep], access,
+                          np.broadcast_to(use, keep.shape)[keep], size,
+                          np.broadcast_to(offset_zero, keep.shape)[keep]))
+
+        copies = np.flatnonzero(kinds == MEMCPY)
+        dst, src = c.dst[copies], c.src[copies]
+        add(dst, copies, 0, np.uint8(2), False, nbytes[copies], c.offset[copies] == 0, c.offset[copies])
+        add(src, copies, 1, np.uint8(1), False, nbytes[copies], c.src_offset[copies] == 0)
+        sets = np.flatnonzero(kinds == MEMSET)
+        add(c.obj[sets], sets, 0, np.uint8(2), False, nbytes[sets], c.offset[sets] == 0, c.offset[sets])
+        launches = np.flatnonzero((kinds == LAUNCH) | (kinds == GRAPH_LAUNCH))
+        lengths = c.access_start[launches + 1] - c.access_start[launches]
+        entry_rows = np.repeat(launches, lengths)
+        entries = _ranges(c.access_start[launches], lengths)
+        objs = c.access_obj[entries]
+        writes = c.access_write[entries]
+        sub = entries - np.repeat(c.access_start[launches], lengths)
+        width = max(len(c.objects), 1)
+        pair = entry_rows * width + objs
+        read_pairs, write_pairs = pair[~writes], pair[writes]
+        read_access = np.where(np.isin(read_pairs, write_pairs), 3, 1).astype(np.uint8)
+        reads = ~writes
+        hist_reads = self._history_of(objs[reads], entry_rows[reads])
+        add(objs[reads], entry_rows[reads], sub[reads], read_access, True,
+            self.history_bytes[np.maximum(hist_reads, 0)] if len(self.history_bytes) else np.zeros(0, np.uint64), True)
+        lone = writes.copy()
+        lone[writes] = ~np.isin(write_pairs, read_pairs)
+        hist_writes = self._history_of(objs[lone], entry_rows[lone])
+        add(objs[lone], entry_rows[lone], sub[lone], np.uint8(2), True,
+            self.history_bytes[np.maximum(hist_writes, 0)] if len(self.history_bytes) else np.zeros(0, np.uint64), True)
+        hist, rows, subs, access, use, size, offset_zero = (np.concatenate(column) for column in zip(*parts))
+        t = self.stamps[rows]
+        order = np.lexsort((subs, rows, t, hist))
+        hist, rows, access, use, size, offset_zero, t = (a[order] for a in (hist, rows, access, use, size,
+                                                                            offset_zero, t))
+        slices = np.concatenate(([0], np.cumsum(np.bincount(hist, minlength=len(self.all_histories)))))
+        self.touch_hist = hist
+        op_code = {Op.COPY: [MEMCPY], Op.MEMSET: [MEMSET], Op.LAUNCH: [LAUNCH, GRAPH_LAUNCH]}
+        table = TouchTable(rows, t, access, use, size, offset_zero, c.kind[rows], c.digest[rows] >= 0, op_code,
+                           self.event, self.sizes.__getitem__)
+        return table, slices
+
+    def _extents(self, table: TouchTable, wanted: set[int]) -> dict[int, list[tuple[int, int]]]:
+        """Byte ranges copies and memsets touched, per object id of `wanted`, in issue order."""
+        c = self.c
+        ops = table.op
+        candidates = np.flatnonzero(((ops == MEMCPY) | (ops == MEMSET)) & (table.size > 0))
+        ids = [self.all_histories[h].obj_id for h in self.touch_hist[candidates].tolist()]
+        chosen = [(int(table.row[k]), int(k)) for k, obj in zip(candidates.tolist(), ids) if obj in wanted]
+        out: dict[int, list[tuple[int, int]]] = {}
+        for row, k in sorted(chosen, key=lambda rk: (rk[0], table.access[rk[1]] == 1)):
+            obj = self.all_histories[int(self.touch_hist[k])].obj_id
+            start = int(c.src_offset[row] if table.access[k] == 1 and c.kind[row] == MEMCPY else c.offset[row])
+            out.setdefault(obj, []).append((start, start + int(table.size[k])))  # type: ignore[arg-type]
+        return out
+
+    def _measured(self, by_obj: dict[int, ObjectHistory], table: TouchTable) -> tuple[dict[int, AccessInfo],
+                                                                                     list[PoolSample]]:
+        c, trace = self.c, self.trace
+        pools = [_pool_sample(c.extra[row]) for row in np.flatnonzero(c.kind == POOL).tolist()]
+        later = np.flatnonzero((c.kind == BITMAP) | (c.kind == COUNTS)).tolist()
+        access: dict[int, AccessInfo] = {}
+        if later:
+            launches_by_t = _LaunchesByT(np.flatnonzero((c.kind == LAUNCH) | (c.kind == GRAPH_LAUNCH)), c.t,
+                                         self.event)
+            granularity = trace.granularity
+            unreadable: set[int] = set()  # objects whose bitmaps the sidecar does not have
+            for row in later:
+                raw = c.extra[row]
+                if raw["ev"] == "bitmap":
+                    _add_bitmap(trace, raw, by_obj, access, launches_by_t, granularity, unreadable)  # type: ignore[arg-type]
+                    continue
+                history = by_obj.get(raw.get("obj"))  # type: ignore[arg-type]
+                counts = trace.counts(raw.get("key", ""))
+                if history is not None and counts is not None and raw["obj"] not in unreadable:
+                    info = access.setdefault(raw["obj"], AccessInfo(granularity, history.bytes or 0))
+                    info.counts = counts if info.counts is None else info.counts + counts
+                    info.count_granularity = int(raw.get("granularity") or 4)
+                    launch = launches_by_t.get(raw.get("launch_t"))
+                    if launch is not None:
+                        from gpulint.measures import count_variation  # numpy: only for a run with counts
+
+                        info.launch_counts.append(LaunchCounts(launch, *count_variation(counts)))
+        if self.device_tensors:
+            # A program with device tensors: its CPU tensors are host memory, which no GPU memory rule
+            # judges (they stay objects, so a host tensor made only to be copied over shows, GL102).
+            for history in self.host_tensors:
+                history.kind = Kind.HOST
+                history.freed_by_statement = False
+        extents = self._extents(table, set(access)) if access else {}
+        for obj, info in access.items():
+            info.extents = extents.get(obj, [])
+            if by_obj[obj].kind is not Kind.HOST:
+                by_obj[obj].measured = info
+        return access, pools
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(s, s + n) for each start s and length n."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
+
+
+def _is_native(site: Any) -> bool:
+    return bool(site) and isinstance(site, list) and any(
+        isinstance(f, list) and len(f) > 1 and isinstance(f[1], str) for f in site)
 
 
 def _kind(raw: dict[str, Any]) -> Kind:

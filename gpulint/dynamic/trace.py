@@ -226,7 +226,7 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield pending
 
 
-def open_trace(path: str | Path) -> tuple[Trace, Iterator[dict[str, Any]]]:
+def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     """The trace's header (meta, sidecar access) and an iterator over its events, read lazily so
     a run of millions of events is never held as dictionaries.  The iterator raises `TraceError`
     for a bad line and records a cut-off last line in `trace.warnings`."""
@@ -240,8 +240,8 @@ def open_trace(path: str | Path) -> tuple[Trace, Iterator[dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = _loads(line)
+            except (ValueError, RecursionError):
                 raise TraceError(f"{path}:{number}: not a JSON event: {line[:80]!r}") from None
             if not isinstance(event, dict) or event.get("ev") != "meta":
                 raise TraceError(f"{path}:{number}: the first event must be \"meta\"")
@@ -252,6 +252,8 @@ def open_trace(path: str | Path) -> tuple[Trace, Iterator[dict[str, Any]]]:
     if meta is None:
         raise TraceError(f"{path}: empty trace (no \"meta\" line)")
     trace = Trace(path, meta, [], [])
+    if not decode:  # the numbered lines after `meta`, for a reader of its own
+        return trace, lines
     return trace, _events(path, lines, trace.warnings)
 
 
@@ -456,6 +458,179 @@ def _events(path: Path, lines, warnings: list[str]) -> Iterator[dict[str, Any]]:
         warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
     if skipped.count and not kept:
         raise TraceError(f"{path}: no well-formed event: {'; '.join(skipped.warnings(path))}")
+
+
+# ------------------------------------------------------------------------- columnar reading
+#
+# `gpulint analyze` reads a trace into columns (`columns.Columns`): lines decoded by orjson (the
+# standard library's decoder only for what orjson refuses and Python accepts: NaN, Infinity,
+# integers beyond 64 bits, which validation then rejects as it always did), validated a chunk at
+# a time field by field, and turned into arrays chunk by chunk, so no more than a chunk of
+# dictionaries is ever alive.  Warnings and errors are those of `open_trace`, in the same order.
+
+_MISSING = object()
+_CHUNK = 1 << 15
+_HEADER_KINDS = frozenset({"device", "note", "end"})
+
+
+def _int_values(values: list, low: int, high: int) -> bool:
+    """Every value an int (not a bool) with low < value < high."""
+    return set(map(type, values)) <= {int} and (not values or (low < min(values) and max(values) < high))
+
+
+def _fast_time(values: list) -> bool:
+    return _int_values(values, -1, _U64)
+
+
+def _fast_id(values: list) -> bool:
+    return _int_values(values, -_U64, _U64)
+
+
+def _fast_optional_id(values: list) -> bool:
+    return _fast_id([v for v in values if v is not None])
+
+
+def _fast_optional_time(values: list) -> bool:
+    return _fast_time([v for v in values if v is not None])
+
+
+def _fast_ids(values: list) -> bool:
+    from itertools import chain
+
+    return set(map(type, values)) <= {list} and _fast_id(list(chain.from_iterable(values)))
+
+
+def _fast_types(*types: type):
+    allowed = set(types)
+    return lambda values: set(map(type, values)) <= allowed
+
+
+def _fast_stream(values: list) -> bool:
+    return set(map(type, values)) <= {int, str, type(None)} and _fast_id([v for v in values if type(v) is int])
+
+
+class _SiteCheck:
+    """`_site` once per distinct stack (a run repeats a few hundred thousand times the same few)."""
+
+    def __init__(self) -> None:
+        self.known: dict[Any, bool] = {}
+
+    def __call__(self, values: list) -> bool:
+        known = self.known
+        for value in values:
+            if type(value) is not list:
+                return False
+            key = (tuple(map(type, value)), tuple(map(tuple, value)))
+            ok = known.get(key)
+            if ok is None:
+                ok = known[key] = _site(value) is None
+            if not ok:
+                return False
+        return True
+
+
+_FAST = {_time: _fast_time, _id: _fast_id, _optional_id: _fast_optional_id, _bytes: _fast_time,
+         _optional_time: _fast_optional_time, _ids: _fast_ids, _text: _fast_types(str),
+         _optional_text: _fast_types(str, type(None)), _flag: _fast_types(bool, type(None)), _stream: _fast_stream}
+
+
+def _all_well_formed(events: list[dict[str, Any]], sites: _SiteCheck) -> bool:
+    """True when no event of `events` has a problem (`event_problem` would say None for each);
+    False when some may (the caller then asks `event_problem` event by event)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for event in events:
+            kind = event["ev"]
+            if type(kind) is not str:
+                return False
+            group = groups.get(kind)
+            if group is None:
+                group = groups[kind] = []
+            group.append(event)
+        for kind, group in groups.items():
+            checks = _FIELDS.get(kind)
+            if checks is None:
+                continue
+            required = _REQUIRED.get(kind, ())
+            for name, check in checks.items():
+                values = [e.get(name, _MISSING) for e in group]
+                if any(v is _MISSING for v in values):
+                    if name in required:
+                        return False
+                    values = [v for v in values if v is not _MISSING]
+                if not values:
+                    continue
+                fast = sites if check is _site else _FAST.get(check)
+                if not (fast(values) if fast is not None else all(check(v) is None for v in values)):
+                    return False
+    except (TypeError, ValueError, RecursionError):  # unhashable or unordered values: the slow way
+        return False
+    return True
+
+
+def read_columns(path: str | Path):
+    """The trace's header and its events as `Columns` (JSON Lines, gzip or not).  Same checks,
+    warnings and errors as `open_trace`."""
+    from gpulint.dynamic.columns import ColumnBuilder
+
+    path = Path(path)
+    trace, lines = open_trace(path, decode=False)
+    builder = ColumnBuilder()
+    pending_error: str | None = None
+    last_complete = True
+    number = 0
+    skipped = _Skipped()
+    kept = 0
+    sites = _SiteCheck()
+    chunk: list[dict[str, Any]] = []
+    numbers: list[int] = []
+
+    def flush() -> None:
+        nonlocal kept, chunk, numbers
+        good = chunk
+        if not _all_well_formed(chunk, sites):
+            good = []
+            for event, line_number in zip(chunk, numbers):
+                problem = event_problem(event)
+                if problem is None:
+                    good.append(event)
+                else:
+                    skipped.add(problem, line_number)
+        kept += len(good)
+        builder.add([e for e in good if e["ev"] not in _HEADER_KINDS or not header_event(trace, e)])
+        chunk, numbers = [], []
+
+    try:
+        for number, line in lines:
+            if pending_error is not None:
+                raise TraceError(pending_error)
+            if not line.strip():
+                continue
+            try:
+                event = _loads(line)
+            except (ValueError, RecursionError):
+                # Only the last line may be cut short; decide when we know whether more follow.
+                pending_error = f"{path}:{number}: not a JSON event: {line[:80]!r}"
+                last_complete = line.endswith(b"\n")
+                continue
+            if not isinstance(event, dict) or "ev" not in event:
+                raise TraceError(f"{path}:{number}: not an event (no \"ev\" field)")
+            chunk.append(event)
+            numbers.append(number)
+            if len(chunk) >= _CHUNK:
+                flush()
+        flush()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    finally:
+        trace.warnings.extend(skipped.warnings(path))
+    if pending_error is not None:
+        if last_complete:
+            raise TraceError(pending_error)
+        trace.warnings.append(f"{path}:{number}: the last line is cut short (the program stopped mid-write); ignored")
+    if skipped.count and not kept:
+        raise TraceError(f"{path}: no well-formed event: {'; '.join(skipped.warnings(path))}")
+    return trace, builder.build()
 
 
 def read_trace(path: str | Path) -> Trace:

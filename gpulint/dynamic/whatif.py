@@ -45,10 +45,7 @@ def lifetimes(run: Run) -> dict[int, Interval]:
 
 def accessed_span(h: ObjectHistory) -> tuple[int, int] | None:
     """First and last Kahn time anything touched the object (copies included)."""
-    if not h.touches:
-        return None
-    times = [t.event.t for t in h.touches]
-    return min(times), max(times)
+    return h.accessed_span()  # type: ignore[attr-defined]
 
 
 def shrunk_bytes(run: Run, obj: int) -> int | None:
@@ -175,9 +172,9 @@ def _change(run: Run, finding: Finding, intervals: dict[int, Interval],
     span = spans.get(obj)
     code = finding.code
     if code == "GL001":
-        uses = [t.event.t for t in h.touches if t.use]
-        if uses and min(uses) > start:
-            return Change(obj, [(start, min(uses))])
+        first_use = h.first_use_t()  # type: ignore[attr-defined]
+        if first_use is not None and first_use > start:
+            return Change(obj, [(start, first_use)])
     elif code in ("GL002", "GL005"):
         if span is not None and span[1] + 1 < end:
             return Change(obj, [(span[1] + 1, end)])
@@ -275,7 +272,7 @@ class WhatIf:
         for obj, h in run.by_obj.items():
             if self.spans[obj] is not None:
                 extra.extend((self.spans[obj][0], self.spans[obj][1] + 1))
-            first_use = min((t.event.t for t in h.touches if t.use), default=None)
+            first_use = h.first_use_t()  # type: ignore[attr-defined]
             if first_use is not None:
                 extra.append(first_use)
         for f in findings:

@@ -66,7 +66,7 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         # managed memory after the last kernel needs the buffer until then (DESIGN §3, GL002).
         use = last.last.event
         start_t = last.end
-        later = [t.event for t in h.touches if start_t < t.event.t < end_t]
+        later = [t.event for t in h.touches_between(start_t, end_t)]
         if later:
             use = max(later, key=lambda event: event.t)
             start_t = use.t

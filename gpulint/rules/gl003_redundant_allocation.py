@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Access, Event, ObjectHistory, Unit
+from gpulint.history import Event, ObjectHistory, Unit
 from gpulint.rules.common import lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -138,11 +138,9 @@ def _live(h: ObjectHistory) -> tuple[tuple[int, Event], tuple[int, Event]]:
     spans = h.use_spans()
     first = (spans[0].start, spans[0].first.event)
     last = (spans[-1].end, spans[-1].last.event)
-    for touch in h.touches:
-        if touch.access & Access.READ and not touch.by_alloc:
-            end = h.use_span(touch)[1]
-            if end > last[0]:
-                last = (end, touch.event)
+    read = h.latest_read()
+    if read is not None and read[0] > last[0]:
+        last = (read[0], read[1].event)
     return first, last
 
 

@@ -66,6 +66,8 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             continue
         if h.member or h.alloc.detail == "derived":
             continue  # members: guards across functions do not compare; a computed value is not an allocation to move
+        if not uses[0].event.guards:
+            continue  # some use is unguarded (always so in a run's history): no guard is common to all
         if any(t.event.loops != h.alloc.loops for t in uses):
             continue  # a guard inside a loop: moving the allocation under it would repeat it
         # The guards of the first use that every other use has too, or the same test (`if (ws)`

@@ -4,7 +4,7 @@ from itertools import islice
 from typing import Iterator
 
 from gpulint.findings import Finding, Related
-from gpulint.history import Op, Unit, exclusive
+from gpulint.history import Unit
 from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
 
@@ -41,30 +41,31 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     """
     threshold = settings.threshold("GL006")
     for h in lifetime_candidates(unit.histories):
-        if (h.escaped and not h.kind.reference_counted) or any(not t.definite for t in h.uses):
+        if (h.escaped and not h.kind.reference_counted) or h.ambiguous_uses:
             # A CUDA pointer held by code gpulint cannot see, or used through a descriptor or an
             # ambiguous alias: its gaps are not known. (A Python object that escapes is still
             # used only where its name is.)
             continue
-        spans = h.use_spans()
-        pairs = [(before, after) for before, after in zip(spans, spans[1:])
-                 # uses in different arms of one branch are not consecutive on any path
-                 if not exclusive(before.last.event, after.first.event)
-                 # the host touching managed memory moves its pages to the host: not device idleness
-                 and Op.HOST not in (before.last.event.op, after.first.event.op)]
+        # Consecutive use spans (by index) and the bounds of the gap between each pair: uses in
+        # different arms of one branch are not consecutive on any path, and the host touching
+        # managed memory moves its pages to the host, which is not device idleness.
+        pairs, gap_starts, gap_ends = h.consecutive_use_gaps()
         if not pairs:
             continue
+        spans = h.use_spans()
         if h.freed_by_statement:  # same-statement launches do not count
-            counts = [gap_distance(h, h.timeline.launches_between(b.end, a.start), b.last.event, a.first.event)
-                      for b, a in pairs]
-        elif any(b.last.event.guards or a.first.event.guards for b, a in pairs):
-            counts = [h.timeline.launches_between(b.end, a.start, b.last.event, a.first.event).distance for b, a in pairs]
+            counts = [gap_distance(h, h.timeline.launches_between(spans[i].end, spans[i + 1].start),
+                                   spans[i].last.event, spans[i + 1].first.event) for i in pairs]
+        elif h.timeline.has_guards and any(spans[i].last.event.guards or spans[i + 1].first.event.guards for i in pairs):
+            counts = [h.timeline.launches_between(spans[i].end, spans[i + 1].start, spans[i].last.event,
+                                                  spans[i + 1].first.event).distance for i in pairs]
         else:  # no branches (every run): count all gaps in one go
-            counts = h.timeline.launch_counts([(b.end, a.start) for b, a in pairs])
-        gaps = [(n, b, a) for n, (b, a) in zip(counts, pairs) if n >= threshold]
+            counts = h.timeline.launch_counts_between(gap_starts, gap_ends)
+        gaps = [(n, k) for k, n in enumerate(counts) if n >= threshold]  # k: the gap's position in `pairs`
         if not gaps:
             continue
-        distance, before, after = max(gaps, key=lambda g: g[0])  # the first of the longest
+        distance, chosen = max(gaps, key=lambda g: g[0])  # the first of the longest
+        before, after = spans[pairs[chosen]], spans[pairs[chosen] + 1]
         a, b = before.last.event, after.first.event
         gap = h.timeline.launches_between(before.end, after.start, a, b)
         message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at "
@@ -74,9 +75,19 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             message += f" ({len(gaps)} idle gaps in all)"
         related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
                    Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
-        for _, other_before, other_after in islice((g for g in gaps if g[1] is not before), 3):
+        for _, k in islice((g for g in gaps if g[1] != chosen), 3):
+            other_before, other_after = spans[pairs[k]], spans[pairs[k] + 1]
             related.append(Related(f"`{h.name}` is also idle after {what(other_before.last.event)} until "
                                    f"{what(other_after.first.event)}", other_after.first.event.location))
         # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
-        when = {"idle_between": [[g[1].end, g[2].start] for g in gaps]} if h.timeline.observed else {}
+        kept = [k for _, k in gaps]
+        starts, ends = _values(gap_starts, kept), _values(gap_ends, kept)
+        when = {"idle_between": [[s, e] for s, e in zip(starts, ends)]} if h.timeline.observed else {}
         yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(gaps), **when)
+
+
+def _values(values, index: list[int]) -> list:
+    """`values[i]` for each i of `index`, as plain Python numbers (a run's bounds are arrays)."""
+    if hasattr(values, "tolist"):
+        return values[index].tolist()
+    return [values[i] for i in index]

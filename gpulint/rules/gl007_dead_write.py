@@ -57,12 +57,10 @@ def dead_write(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     `torch.zeros` → `torch.empty` is safe under the same condition.
     """
     for h in lifetime_candidates(unit.histories):
-        touches = sorted(h.touches, key=lambda t: t.event.t)
-        for i, first in enumerate(touches):
-            if first.event.op not in _WRITE_OPS or not (first.access & Access.WRITE) or first.use:
+        for first, later in h.consecutive_touches(_WRITE_OPS):
+            if not (first.access & Access.WRITE) or first.use:
                 continue
-            later = touches[i + 1] if i + 1 < len(touches) else None
-            if later is None or later.event.op not in _WRITE_OPS or later.use or later.access & Access.READ:
+            if later.use or later.access & Access.READ:
                 continue
             if later.by_alloc:
                 continue

@@ -57,6 +57,8 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
     there to hand memory to another process.
     """
     for timeline in unit.timelines:
+        if not timeline.loops:
+            continue  # no loop (a run's timeline): no flush in one
         for event in timeline.events:
             if event.op is Op.FLUSH and event.loops:
                 loop = timeline.loops.get(event.loops[-1])

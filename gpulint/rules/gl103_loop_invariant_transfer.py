@@ -85,7 +85,7 @@ def _run_repeated_uploads(unit: Unit) -> Iterator[Finding]:
     for h in unit.histories:
         if not h.timeline.observed or h.kind.host_memory:
             continue
-        for touch in h.touches:
+        for touch in h.content_copies():
             event = touch.event
             if event.op is Op.COPY and event.direction == "h2d" and event.content and touch.access & Access.WRITE:
                 by_site.setdefault(event.location, []).append((event, h))
