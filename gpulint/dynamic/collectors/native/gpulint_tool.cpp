@@ -216,10 +216,11 @@ struct HeldLaunch {
     CUstream stream;
     Sanitizer_StreamHandle handle;
     bool done = false;
+    std::string line;   // once done: the line with the launch's reads and writes
 };
 struct Held {
-    std::string line;
-    std::unique_ptr<HeldLaunch> launch;  // null: a plain event
+    std::string line;                    // a plain event
+    std::unique_ptr<HeldLaunch> launch;  // or a launch
 };
 std::deque<Held> held;
 
@@ -248,7 +249,7 @@ void emit(const std::string& line) {
 // Write the held events up to the first launch still waiting for its flags.
 void release_held() {
     while (!held.empty() && (!held.front().launch || held.front().launch->done)) {
-        write_line(held.front().line);
+        write_line(held.front().launch ? held.front().launch->line : held.front().line);
         held.pop_front();
     }
 }
@@ -652,7 +653,8 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
         write_all(state->out, buffer, buffered);
         buffered = 0;
         for (const Held& waiting : held) {  // launches whose flags never came back: their arguments
-            const std::string& line = waiting.launch && !waiting.launch->done ? waiting.launch->args : waiting.line;
+            const std::string& line = !waiting.launch ? waiting.line
+                                      : waiting.launch->done ? waiting.launch->line : waiting.launch->args;
             write_all(state->out, line.data(), line.size());
             write_all(state->out, "\n", 1);
         }
