@@ -181,3 +181,59 @@ def test_finalize_summarises_each_launchs_counts(tmp_path: Path) -> None:
     cvs = [(e["launch_t"], e["counts_cv"], e["counts_accessed"]) for e in events if e["ev"] == "bitmap"]
     assert cvs[1] == (3, 0.0, 16) and cvs[0][0] == 2 and cvs[0][1] > 1.0
     assert [e["key"] for e in events if e["ev"] == "counts"] == ["c1_tall"]
+
+
+def access_level_trace(tmp_path: Path, slices: list[tuple[int, int]], merged_granules: int) -> Path:
+    """What the access level writes for one 4 KiB object (128 granules of 32 bytes): four launches
+    of `fill`, each with its slice as ranges, and a launch of `sum` under which the object's
+    merged bitmaps are filed (`merged_granules` granules read, the slices written)."""
+    trace = tmp_path / "run.jsonl"
+    site = [["app.cu", 3, "main"]]
+    ranges = np.array([bound for pair in slices for bound in pair], dtype="<u4")
+    written = np.zeros(128, dtype=bool)
+    for start, end in slices:
+        written[start:end] = True
+    read = np.zeros(128, dtype=bool)
+    read[:merged_granules] = True
+    words = [np.packbits(bits, bitorder="little").view("<u4") for bits in (read, written)]
+    (tmp_path / "run.jsonl.bits").write_bytes(ranges.tobytes() + words[0].tobytes() + words[1].tobytes())
+    lines = [{"ev": "meta", "version": 1, "collector": "native", "argv": ["./app"], "device": None, "granularity": 32},
+             {"ev": "alloc", "t": 1, "obj": 1, "addr": 1 << 32, "size": 4096, "stream": 0, "api": "cudaMalloc",
+              "site": site}]
+    for i in range(len(slices)):
+        lines.append({"ev": "launch", "t": 2 + i, "stream": 0, "kernel": "fill", "reads": [], "writes": [1], "site": site})
+        lines.append({"ev": "bitmap", "obj": 1, "launch_t": 2 + i, "key": f"o1_t{2 + i}", "granularity": 32,
+                      "read": False, "write": True, "slice": True,
+                      "raw": {"file": "bits", "ranges_at": 8 * i, "ranges": 1, "bits": 128}})
+    t = 2 + len(slices)
+    lines.append({"ev": "launch", "t": t, "stream": 0, "kernel": "sum", "reads": [1], "writes": [], "site": site})
+    lines.append({"ev": "bitmap", "obj": 1, "launch_t": t, "key": f"o1_t{t}", "granularity": 32, "read": True,
+                  "write": True, "merged": True,
+                  "raw": {"file": "bits", "read_at": ranges.nbytes, "write_at": ranges.nbytes + 16, "bits": 128}})
+    lines.append({"ev": "free", "t": t + 1, "obj": 1, "stream": 0, "site": site})
+    trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    finalize(trace)
+    return trace
+
+
+def test_access_level_slices_become_per_launch_bitmaps(tmp_path: Path) -> None:
+    """A slice's ranges become that launch's bitmap, cut after its last granule; with the merged
+    bitmap filed under another kernel's launch (`sum` reads half of what `fill` wrote), GL010
+    sees the four slices of `fill` and GL008 the union."""
+    trace = access_level_trace(tmp_path, [(0, 8), (8, 16), (16, 24), (24, 32)], merged_granules=16)
+    events = read_trace(trace)
+    assert events.bitmap("o1_t3", "w").tolist() == [False] * 8 + [True] * 8
+    assert events.bitmap("o1_t6", "w").sum() == 32 and events.bitmap("o1_t6", "r").sum() == 16
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
+    assert [(f.code, f.properties.get("slices"), f.properties.get("kernel")) for f in found if f.code == "GL010"] == [
+        ("GL010", 4, "fill")]
+    assert [f.properties["accessed_percent"] for f in found if f.code == "GL008"] == [25.0]
+
+
+def test_access_level_merged_bitmap_keeps_overlapping_kernels_apart(tmp_path: Path) -> None:
+    """When `sum` reads the whole object the slices of `fill` are still disjoint among themselves,
+    but they cover a quarter of what the run touched: no GL010 (measures.kernel_slices needs
+    half), and no GL008 either (everything was touched)."""
+    trace = access_level_trace(tmp_path, [(0, 8), (8, 16), (16, 24), (24, 32)], merged_granules=128)
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES)).findings
+    assert not [f for f in found if f.code in ("GL008", "GL010")], [(f.code, f.message) for f in found]

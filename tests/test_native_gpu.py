@@ -130,6 +130,25 @@ def test_threads_and_streams(tmp_path: Path) -> None:
     record("robust_threads", "object", result.findings, {"objects": len(result.run.by_obj)})
 
 
+def test_access_level_threads_streams_and_frees(tmp_path: Path) -> None:
+    """Four threads, each with its own stream, allocating, launching and freeing 25 times, at the
+    access level: every launch's line comes back with what it read and wrote (none falls back to
+    its arguments), in the order the host issued the events, and each object gets its bitmap."""
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("robust_threads", tmp_path)
+    proc = traced(tmp_path, [str(exe)], "access")
+    assert proc.returncode == 0, proc.stderr
+    events = read_trace(tmp_path / "t.jsonl").events
+    launches = [e for e in events if e["ev"] == "launch"]
+    assert len(launches) == 200 and not [e for e in launches if e.get("args_only") or not e["writes"]]
+    times = [e["t"] for e in events if "t" in e]
+    assert times == sorted(times)
+    bitmaps = [e for e in events if e["ev"] == "bitmap"]
+    assert len({e["obj"] for e in bitmaps}) == 100 and all(e.get("merged") for e in bitmaps)
+    record("robust_threads", "access", [], {"launches": len(launches), "bitmaps": len(bitmaps)})
+
+
 def test_100k_live_objects_and_a_huge_one(tmp_path: Path) -> None:
     exe = compile_program("robust_many", tmp_path)
     assert traced(tmp_path, [str(exe)]).returncode == 0

@@ -1,11 +1,17 @@
 """Turn what the injection library wrote into a finished trace: the raw bitmap words moved into
 the `.npz` sidecar, the device named in `meta`.  Runs after the program exits (or crashes):
 everything written up to then is kept.  Host stacks stay [module, offset, symbol]; analyses
-resolve them to file:line through DWARF when they read the trace."""
+resolve them to file:line through DWARF when they read the trace.
+
+A bitmap event's `raw` says where its bits are in `<trace>.bits`: `read_at` / `write_at`, words
+of `bits` bits (an object's merged bitmaps, a full-level launch's own); or `ranges_at`, `ranges`
+pairs of uint32 [start, end) granules (one launch's slice at the access level, stored under
+`write` or `read` as the event says, cut after its last granule: readers pad)."""
 from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +25,28 @@ def _words(raw: bytes, at: int, bits: int) -> np.ndarray:
     words = (bits + 31) // 32
     chunk = np.frombuffer(raw, dtype="<u4", count=words, offset=at)
     return np.unpackbits(chunk.view(np.uint8), bitorder="little")[:bits].astype(bool)
+
+
+def _ranges(raw: bytes, at: int, pairs: int) -> np.ndarray:
+    """`pairs` sorted, disjoint [start, end) granule ranges stored as uint32 from byte `at` -> a
+    bool array up to the last end."""
+    bounds = np.frombuffer(raw, dtype="<u4", count=2 * pairs, offset=at).astype(np.int64)
+    starts, ends = bounds[0::2], bounds[1::2]
+    size = int(ends[-1]) if pairs else 0
+    edges = np.zeros(size + 1, dtype=np.int8)
+    edges[starts] += 1
+    edges[ends] -= 1
+    return np.cumsum(edges[:-1]) > 0
+
+
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """An `.npz` (what `np.load` reads) deflated at level 1: bitmaps are mostly runs of zeros.
+    On 2,047 GRAMSCHM-like slices: 0.13 s of CPU and 1.17 MB, against 0.22 s and 0.94 MB for
+    `np.savez_compressed` (this 2-core machine, 2026-11-24)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for name, array in arrays.items():
+            with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
 
 
 def finalize(trace: Path) -> int:
@@ -47,10 +75,15 @@ def finalize(trace: Path) -> int:
                 bits = int(raw.get("bits", 0))
                 key = event["key"]
                 try:
-                    if event.get("read"):
+                    if "ranges_at" in raw:
+                        bits_of_slice = _ranges(raw_bits, int(raw["ranges_at"]), int(raw["ranges"]))
+                        side = "w" if event.get("write") else "r"
+                        arrays[f"{key}_{side}"] = np.packbits(bits_of_slice)
+                        arrays[f"{key}_{side}_n"] = np.array([bits_of_slice.size], dtype=np.int64)
+                    if event.get("read") and "read_at" in raw:
                         arrays[f"{key}_r"] = np.packbits(_words(raw_bits, int(raw["read_at"]), bits))
                         arrays[f"{key}_r_n"] = np.array([bits], dtype=np.int64)
-                    if event.get("write"):
+                    if event.get("write") and "write_at" in raw:
                         arrays[f"{key}_w"] = np.packbits(_words(raw_bits, int(raw["write_at"]), bits))
                         arrays[f"{key}_w_n"] = np.array([bits], dtype=np.int64)
                     if "counts_at" in raw:
@@ -81,8 +114,7 @@ def finalize(trace: Path) -> int:
     os.replace(temp, trace)
     if arrays:
         sidecar = sidecar_path(trace)
-        with open(str(sidecar) + ".tmp", "wb") as out:
-            np.savez_compressed(out, **arrays)
+        _save(Path(str(sidecar) + ".tmp"), arrays)
         os.replace(str(sidecar) + ".tmp", sidecar)
     raw_bits_path.unlink(missing_ok=True)
     return len(lines_out)

@@ -13,7 +13,10 @@
 // demangled name, synchronisations, event record and wait.  A launch's objects are the
 // allocations its arguments point into (the argument layout comes from cuFuncGetParamInfo).
 // Access level patches global loads/stores, cp.async and TMA bulk copies; the patch marks 32-byte
-// granules in per-launch read/write bitmaps on the GPU, which are read back after the launch.
+// granules in each object's read/write bitmaps, which stay on the GPU until the object is freed
+// (or the program ends), and a word of flags per object and launch, read back at the program's
+// synchronisations (gpulint_access.inc).  Full level adds per-launch bitmaps and counts, read
+// back when each launch ends.
 // Every event carries the host stack as [module, offset, symbol] frames that `gpulint run`
 // resolves to file:line with DWARF afterwards.
 #include <cuda.h>
@@ -21,6 +24,7 @@
 #include <generated_cuda_meta.h>
 
 #include <cxxabi.h>
+#include <deque>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -64,6 +68,7 @@ struct State {
     std::atomic<uint64_t> t{0};
     uint64_t next_obj = 1;
     std::map<uint64_t, Object> objects;  // base address -> object
+    uint64_t objects_version = 0;        // changes with every allocation and free
     std::unordered_map<CUstream, int> streams;
     std::unordered_map<CUevent, uint64_t> events;
     int level = 0;  // 0 object, 1 access, 2 full
@@ -88,6 +93,9 @@ struct Driver {
     CUresult (*ctx_get_device)(CUdevice*) = nullptr;
     CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
     CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+    CUresult (*stream_create)(CUstream*, unsigned int) = nullptr;
+    CUresult (*ctx_push)(CUcontext) = nullptr;
+    CUresult (*ctx_pop)(CUcontext*) = nullptr;
 
     void load() {
         void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -97,6 +105,9 @@ struct Driver {
         ctx_get_device = reinterpret_cast<decltype(ctx_get_device)>(dlsym(lib, "cuCtxGetDevice"));
         device_get_name = reinterpret_cast<decltype(device_get_name)>(dlsym(lib, "cuDeviceGetName"));
         device_get_attribute = reinterpret_cast<decltype(device_get_attribute)>(dlsym(lib, "cuDeviceGetAttribute"));
+        stream_create = reinterpret_cast<decltype(stream_create)>(dlsym(lib, "cuStreamCreate"));
+        ctx_push = reinterpret_cast<decltype(ctx_push)>(dlsym(lib, "cuCtxPushCurrent_v2"));
+        ctx_pop = reinterpret_cast<decltype(ctx_pop)>(dlsym(lib, "cuCtxPopCurrent_v2"));
     }
 } driver;
 thread_local bool in_tool = false;     // the tool's own allocations and copies are not reported
@@ -189,6 +200,30 @@ void write_all(int fd, const char* data, size_t n) {
 
 void open_trace();
 
+// Access level: a launch's line waits until its flags are read back (at the program's next
+// synchronisation), and every event after it waits with it, so the trace keeps the order in
+// which the host issued them.  A crash writes the waiting launches as object level would.
+struct HeldLaunch {
+    uint64_t t;
+    uint32_t seq;
+    int kernel;
+    std::string head;   // the launch line up to its reads / writes
+    std::string stack;
+    std::string args;   // the whole line as object level writes it: reads and writes = the arguments
+    std::shared_ptr<const std::vector<uint64_t>> ids;  // the launch's object table, as object ids
+    size_t touched_at;  // byte offset of its flags in the context's ring
+    CUcontext context;
+    CUstream stream;
+    Sanitizer_StreamHandle handle;
+    bool done = false;
+    std::string line;   // once done: the line with the launch's reads and writes
+};
+struct Held {
+    std::string line;                    // a plain event
+    std::unique_ptr<HeldLaunch> launch;  // or a launch
+};
+std::deque<Held> held;
+
 void flush() {
     if (state->out < 0 || getpid() != state->owner) {
         buffered = 0;
@@ -201,7 +236,25 @@ void flush() {
     clock_gettime(CLOCK_MONOTONIC_COARSE, &last_flush);
 }
 
+void write_line(const std::string& line);
+
 void emit(const std::string& line) {
+    if (!held.empty()) {
+        held.push_back(Held{line, nullptr});
+        return;
+    }
+    write_line(line);
+}
+
+// Write the held events up to the first launch still waiting for its flags.
+void release_held() {
+    while (!held.empty() && (!held.front().launch || held.front().launch->done)) {
+        write_line(held.front().launch ? held.front().launch->line : held.front().line);
+        held.pop_front();
+    }
+}
+
+void write_line(const std::string& line) {
     if (!state->opened) open_trace();
     if (state->out < 0) return;
     size_t n = line.size() + 1;
@@ -295,6 +348,7 @@ void on_alloc(const Sanitizer_ResourceMemoryData* data, const char* api, bool pi
     std::lock_guard<std::mutex> guard(state->lock);
     uint64_t id = state->next_obj++;
     state->objects[data->address] = Object{id, data->size};
+    ++state->objects_version;
     const char* kind = (data->flags & SANITIZER_MEMORY_FLAG_MANAGED) ? "cudaMallocManaged" : api;
     std::string stack = site();
     // A framework's caching allocator asks the driver for segments it then carves into tensors:
@@ -310,13 +364,17 @@ void on_alloc(const Sanitizer_ResourceMemoryData* data, const char* api, bool pi
          (segment ? std::string(",\"segment\":") + json_string(segment) : std::string()) + ",\"site\":" + stack + "}");
 }
 
-void on_free(const Sanitizer_ResourceMemoryData* data) {
+void object_freed(uint64_t id, bool asynchronous);
+
+void on_free(const Sanitizer_ResourceMemoryData* data, bool asynchronous) {
     if (in_tool) return;
     std::lock_guard<std::mutex> guard(state->lock);
     auto it = state->objects.find(data->address);
     if (it == state->objects.end()) return;
     uint64_t id = it->second.id;
     state->objects.erase(it);
+    ++state->objects_version;
+    object_freed(id, asynchronous);
     char head[160];
     snprintf(head, sizeof head, "{\"ev\":\"free\",\"t\":%lu,\"obj\":%lu,\"stream\":%d,\"site\":",
              static_cast<unsigned long>(next_t()), static_cast<unsigned long>(id), stream_id(data->stream));
@@ -418,6 +476,8 @@ std::string id_list(const std::vector<uint64_t>& ids) {
     return out + "]";
 }
 
+void launches_finished(bool all, CUstream stream);
+
 void on_sync(Sanitizer_CallbackId cbid, const Sanitizer_SynchronizeData* data) {
     if (in_tool) return;
     std::lock_guard<std::mutex> guard(state->lock);
@@ -426,6 +486,8 @@ void on_sync(Sanitizer_CallbackId cbid, const Sanitizer_SynchronizeData* data) {
     snprintf(line, sizeof line, "{\"ev\":\"sync\",\"t\":%lu,\"scope\":\"%s\",\"stream\":%d}",
              static_cast<unsigned long>(next_t()), device ? "device" : "stream", device ? 0 : stream_id(data->stream));
     emit(line);
+    // The program waited for the device (or the stream): the launches it waited for are done.
+    launches_finished(device, data->stream);
     flush();
 }
 
@@ -486,6 +548,13 @@ void SANITIZERAPI callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
             switch (cbid) {
                 case SANITIZER_CBID_RESOURCE_CONTEXT_CREATION_FINISHED:
                     on_context_created(static_cast<const Sanitizer_ResourceContextData*>(cbdata)->context);
+                    gpulint_context_created(static_cast<const Sanitizer_ResourceContextData*>(cbdata)->context);
+                    break;
+                case SANITIZER_CBID_RESOURCE_STREAM_DESTROY_STARTING:
+                    gpulint_stream_ending(static_cast<const Sanitizer_ResourceStreamData*>(cbdata));
+                    break;
+                case SANITIZER_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+                    gpulint_context_ending(static_cast<const Sanitizer_ResourceContextData*>(cbdata)->context);
                     break;
                 case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_ALLOC:
                     on_alloc(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), "cudaMalloc", false);
@@ -497,9 +566,11 @@ void SANITIZERAPI callback(void*, Sanitizer_CallbackDomain domain, Sanitizer_Cal
                     on_alloc(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), "cudaMallocHost", true);
                     break;
                 case SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE:
-                case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC:
                 case SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE:
-                    on_free(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata));
+                    on_free(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), false);
+                    break;
+                case SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC:
+                    on_free(static_cast<const Sanitizer_ResourceMemoryData*>(cbdata), true);
                     break;
                 case SANITIZER_CBID_RESOURCE_MODULE_LOADED:
                     gpulint_module_loaded(static_cast<const Sanitizer_ResourceModuleData*>(cbdata)->context,
@@ -558,6 +629,7 @@ void announce() {
 void finish() {
     if (!state || state->out < 0) return;
     std::lock_guard<std::mutex> guard(state->lock);
+    settle_at_exit();
     char line[96];
     snprintf(line, sizeof line, "{\"ev\":\"end\",\"t\":%lu}", static_cast<unsigned long>(state->t.load()));
     emit(line);
@@ -580,6 +652,12 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
     if (state && state->out >= 0 && getpid() == state->owner && !flushing) {
         write_all(state->out, buffer, buffered);
         buffered = 0;
+        for (const Held& waiting : held) {  // launches whose flags never came back: their arguments
+            const std::string& line = !waiting.launch ? waiting.line
+                                      : waiting.launch->done ? waiting.launch->line : waiting.launch->args;
+            write_all(state->out, line.data(), line.size());
+            write_all(state->out, "\n", 1);
+        }
         announce();
     }
     const struct sigaction& previous = previous_actions[sig];
@@ -613,6 +691,7 @@ void install_signal_handlers() {
 // its end line into the parent's trace.
 void forget_parent_trace() {
     buffered = 0;
+    held.clear();
     if (state) state->out = -1;
 }
 
