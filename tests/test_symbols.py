@@ -192,3 +192,29 @@ def test_gpulint_run_warns_before_the_program_starts(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(tmp_path / "t.jsonl"), "--", str(with_g)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert "without -g" not in done.stderr
+
+
+def test_without_pyelftools_analyze_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install that skipped the dependencies cannot read line tables: the findings fall back to
+    function names, and the warning names the missing package rather than blaming the build."""
+    from gpulint.config import Settings
+    from gpulint.dynamic.analyze import analyze
+    from gpulint.rules import RULES
+
+    binary = build(tmp_path, "-O3", "-g")
+    stacks = [s for s in stacks_of_calls(binary, "cudaMalloc") if len(s) == 2]
+    events = [{"ev": "meta", "version": 1, "collector": "native", "argv": [str(binary)]},
+              {"ev": "alloc", "t": 1, "obj": 1, "size": 1 << 20, "api": "cudaMalloc", "stream": 0, "site": stacks[0]}]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    for name in [m for m in sys.modules if m == "elftools" or m.startswith("elftools.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "elftools", None)  # import elftools... raises ImportError
+    module.cache_clear()
+    try:
+        result = analyze(path, Settings(), sorted(RULES))
+    finally:
+        module.cache_clear()
+    assert all(f.location.row == 0 for f in result.findings)
+    assert [w for w in result.warnings if "pyelftools is not installed" in w]
+    assert not [w for w in result.warnings if "built without -g" in w]

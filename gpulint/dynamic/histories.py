@@ -494,9 +494,13 @@ def _pool_sample(raw: dict[str, Any]) -> PoolSample:
 
 def without_line_warnings(run: Run) -> list[str]:
     """One warning per binary of the run that has no host line table at all (built without `-g`,
-    or with `-lineinfo` alone, which is device-side only)."""
+    or with `-lineinfo` alone, which is device-side only); or one saying that no line table can
+    be read at all."""
     from gpulint.dynamic.elf import line_warning
-    from gpulint.dynamic.symbols import has_host_lines
+    from gpulint.dynamic.symbols import has_host_lines, reader_missing
 
+    if run.without_lines and reader_missing():
+        return ["pyelftools is not installed, so the line tables of native programs cannot be read and findings "
+                "name no lines: install it (`pip install pyelftools`, one of gpulint's dependencies)"]
     return [line_warning(m) for m in run.without_lines if has_host_lines(m) is False]
 

@@ -315,6 +315,16 @@ def resolve_frames(frame: list) -> list[list]:
     return module(str(frame[0])).frames(offset, symbol)
 
 
+def reader_missing() -> bool:
+    """Whether pyelftools, which reads native programs' line tables, cannot be imported (an
+    install that skipped gpulint's dependencies): every native finding then names no line."""
+    try:
+        import elftools.elf.elffile  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def has_host_lines(path: str) -> bool | None:
     """Whether an ELF file has a host line table (None: not an ELF file we can read)."""
     try:
