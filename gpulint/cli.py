@@ -407,16 +407,13 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
         # A Python program: the framework collectors see its tensors (a driver-level tool sees
         # only the caching allocator's segments).
         _run_python(argv, trace)
-    _warn_without_lines(argv[0])  # before: at the object level the program replaces this process
+    _warn_without_lines(argv[0])  # before: the program replaces this process
     try:
-        outcome = runner.run(argv, trace, level, sample, kernels, granularity)
+        runner.run(argv, trace, level, sample, kernels, granularity)  # becomes the program
     except builder.Unavailable as exc:
         _fail(str(exc))
     except OSError as exc:  # not found, not executable: the shell's wording
         _fail(f"cannot run {argv[0]}: {exc.strerror or exc}")
-    for path in outcome.traces:
-        click.echo(f"gpulint: wrote {path}", err=True)
-    sys.exit(outcome.exit_code)
 
 
 def _warn_without_lines(program: str) -> None:

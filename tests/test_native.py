@@ -183,7 +183,8 @@ def test_finalize_summarises_each_launchs_counts(tmp_path: Path) -> None:
     assert [e["key"] for e in events if e["ev"] == "counts"] == ["c1_tall"]
 
 
-def access_level_trace(tmp_path: Path, slices: list[tuple[int, int]], merged_granules: int) -> Path:
+def access_level_trace(tmp_path: Path, slices: list[tuple[int, int]], merged_granules: int,
+                       finished: bool = True) -> Path:
     """What the access level writes for one 4 KiB object (128 granules of 32 bytes): four launches
     of `fill`, each with its slice as ranges, and a launch of `sum` under which the object's
     merged bitmaps are filed (`merged_granules` granules read, the slices written)."""
@@ -212,8 +213,40 @@ def access_level_trace(tmp_path: Path, slices: list[tuple[int, int]], merged_gra
                   "raw": {"file": "bits", "read_at": ranges.nbytes, "write_at": ranges.nbytes + 16, "bits": 128}})
     lines.append({"ev": "free", "t": t + 1, "obj": 1, "stream": 0, "site": site})
     trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    finalize(trace)
+    if finished:
+        finalize(trace)
     return trace
+
+
+def test_the_first_reader_finishes_what_the_collector_left(tmp_path: Path) -> None:
+    """`gpulint run` becomes the program, so nothing finishes the trace after it: the raw words stay
+    in `<trace>.bits` until `analyze` reads the trace, which moves them into the sidecar once."""
+    trace = access_level_trace(tmp_path, [(0, 8), (8, 16), (16, 24), (24, 32)], merged_granules=16, finished=False)
+    found = analyze(trace, Settings(min_bytes=0), sorted(RULES))
+    assert not (tmp_path / "run.jsonl.bits").exists() and (tmp_path / "run.jsonl.npz").is_file()
+    assert [f.properties["accessed_percent"] for f in found.findings if f.code == "GL008"] == [25.0]
+    again = analyze(trace, Settings(min_bytes=0), sorted(RULES))  # finished: read as it is
+    assert [f.code for f in again.findings] == [f.code for f in found.findings] and not again.warnings
+
+
+def test_an_unfinished_trace_that_cannot_be_finished_is_still_read(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder the reader may not write: the analyses without bitmaps still run, a warning says
+    why the others did not, and neither the trace nor the raw words are touched."""
+    import gpulint.dynamic.collectors.native.finalize as finishing
+
+    trace = access_level_trace(tmp_path, [(0, 8), (8, 16)], merged_granules=16, finished=False)
+    before = trace.read_bytes()
+
+    def refused(*_args: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(finishing.os, "replace", refused)
+    result = analyze(trace, Settings(min_bytes=0), sorted(RULES))
+    assert [w for w in result.warnings if "cannot move the collector's raw bitmaps" in w and "Permission denied" in w]
+    assert trace.read_bytes() == before and (tmp_path / "run.jsonl.bits").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.jsonl", "run.jsonl.bits"]
+    assert not [f for f in result.findings if f.code in ("GL008", "GL010")]  # they need the bitmaps
 
 
 def test_access_level_slices_become_per_launch_bitmaps(tmp_path: Path) -> None:

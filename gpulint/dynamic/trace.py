@@ -226,6 +226,23 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield pending
 
 
+def _finish_native(path: Path) -> str | None:
+    """The native collector leaves its raw bitmap words in `<trace>.bits` and the program exits
+    at once (`gpulint run` has become the program); the first reader moves them into the `.npz`
+    sidecar, in place, once.  Returns a warning when that cannot be done (a read-only folder)."""
+    raw = Path(str(path) + ".bits")
+    if not raw.is_file():
+        return None
+    from gpulint.dynamic.collectors.native.finalize import finalize
+
+    try:
+        finalize(path)
+    except OSError as exc:
+        return (f"{path}: cannot move the collector's raw bitmaps ({raw.name}) into the sidecar: "
+                f"{exc.strerror or exc}; the analyses that need bitmaps are skipped")
+    return None
+
+
 def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     """The trace's header (meta, sidecar access) and an iterator over its events, read lazily so
     a run of millions of events is never held as dictionaries.  The iterator raises `TraceError`
@@ -233,6 +250,7 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"{path}: no such trace file")
+    unfinished = _finish_native(path)
     lines = enumerate(_lines(path), 1)
     meta = None
     try:
@@ -252,6 +270,8 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     if meta is None:
         raise TraceError(f"{path}: empty trace (no \"meta\" line)")
     trace = Trace(path, meta, [], [])
+    if unfinished:
+        trace.warnings.append(unfinished)
     if not decode:  # the numbered lines after `meta`, for a reader of its own
         return trace, lines
     return trace, _events(path, lines, trace.warnings)

@@ -1,6 +1,7 @@
 """Turn what the injection library wrote into a finished trace: the raw bitmap words moved into
-the `.npz` sidecar, the device named in `meta`.  Runs after the program exits (or crashes):
-everything written up to then is kept.  Host stacks stay [module, offset, symbol]; analyses
+the `.npz` sidecar, the device named in `meta`.  Runs when the trace is first read (the
+program exits straight away, as it would without gpulint; a crash keeps everything written up
+to then).  Host stacks stay [module, offset, symbol]; analyses
 resolve them to file:line through DWARF when they read the trace.
 
 A bitmap event's `raw` says where its bits are in `<trace>.bits`: `read_at` / `write_at`, words
@@ -109,12 +110,19 @@ def finalize(trace: Path) -> int:
         lines_out.append(json.dumps({"ev": "counts", "obj": obj, "launch_t": None, "key": key,
                                      "granularity": json.loads(lines_out[meta_index]).get("granularity", 32)
                                      if meta_index is not None else 32}, separators=(",", ":")))
-    temp = trace.with_name(trace.name + ".tmp")
-    temp.write_text("".join(line + "\n" for line in lines_out))
-    os.replace(temp, trace)
-    if arrays:
-        sidecar = sidecar_path(trace)
-        _save(Path(str(sidecar) + ".tmp"), arrays)
-        os.replace(str(sidecar) + ".tmp", sidecar)
+    # The sidecar first, the trace second, the raw words last: cut short anywhere, the trace
+    # still has its raw events and the words, and the next reader finishes it again.
+    sidecar = sidecar_path(trace)
+    temps = (Path(str(sidecar) + ".tmp"), trace.with_name(trace.name + ".tmp"))
+    try:
+        if arrays:
+            _save(temps[0], arrays)
+            os.replace(temps[0], sidecar)
+        temps[1].write_text("".join(line + "\n" for line in lines_out))
+        os.replace(temps[1], trace)
+    except BaseException:
+        for temp in temps:  # no half-written file is left behind
+            temp.unlink(missing_ok=True)
+        raise
     raw_bits_path.unlink(missing_ok=True)
     return len(lines_out)
