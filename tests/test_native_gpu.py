@@ -83,8 +83,10 @@ def test_run_confirms_static_loop_findings(name: str, opt: str, tmp_path: Path) 
     trace = tmp_path / "run.jsonl"
     assert traced(tmp_path, [str(exe)], trace=trace).returncode == 0
     code = name[:5].upper()  # not in the default selection: asked for, as the other subprocess tests do
-    data = json.loads(run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--select", code, "--confirm",
-                          str(trace), str(PROGRAMS / f"{name}.cu"), cwd=tmp_path).stdout)
+    checked = run("check", "--format", "json", "--no-cache", "--min-bytes", "0", "--select", code, "--confirm",
+                  str(trace), str(PROGRAMS / f"{name}.cu"), cwd=tmp_path)
+    assert checked.exit_code == 1, checked.output  # findings, no error (2 says the results are incomplete)
+    data = json.loads(checked.stdout)
     marks = [f["properties"].get("confirmation") for f in data if f["code"] == code]
     record(name, f"object {opt}", [], {"confirmation": marks})
     assert marks == ["confirmed"], data
