@@ -216,6 +216,7 @@ struct HeldLaunch {
     CUstream stream;
     Sanitizer_StreamHandle handle;
     bool done = false;
+    bool claimed = false;  // a thread is reading its flags back (with gpulint's lock released)
     std::string line;   // once done: the line with the launch's reads and writes
 };
 struct Held {
