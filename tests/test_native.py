@@ -16,6 +16,7 @@ from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
 from gpulint.dynamic.collectors.native import build as builder
 from gpulint.dynamic.collectors.native.finalize import finalize
+from gpulint.dynamic.trace import sidecar_path
 from gpulint.dynamic.symbols import resolve_frames
 from gpulint.dynamic.trace import read_trace
 from gpulint.rules import RULES
@@ -101,7 +102,7 @@ def test_finalize_resolves_stacks_and_moves_bitmaps(tmp_path: Path, stack_binary
         {"ev": "free", "t": 3, "obj": 1, "stream": 0, "site": frames},
     ]
     trace.write_text("".join(json.dumps(e) + "\n" for e in lines) + '{"ev":"launch","t":4,"ker')  # cut by a crash
-    finalize(trace)
+    finalize(trace, sidecar_path(trace))
     read = read_trace(trace)
     assert read.meta["device"] == "NVIDIA H100 80GB HBM3"
     assert read.events[0]["site"] == frames  # kept raw; resolved when analysed
@@ -176,7 +177,7 @@ def test_finalize_summarises_each_launchs_counts(tmp_path: Path) -> None:
         lines.append({"ev": "bitmap", "obj": 1, "launch_t": t, "key": f"o1_t{t}", "granularity": 4, "read": True,
                       "write": False, "raw": {"read_at": 0, "bits": 16, "counts_at": at}})
     trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    finalize(trace)
+    finalize(trace, sidecar_path(trace))
     events = read_trace(trace).events
     cvs = [(e["launch_t"], e["counts_cv"], e["counts_accessed"]) for e in events if e["ev"] == "bitmap"]
     assert cvs[1] == (3, 0.0, 16) and cvs[0][0] == 2 and cvs[0][1] > 1.0
@@ -214,7 +215,7 @@ def access_level_trace(tmp_path: Path, slices: list[tuple[int, int]], merged_gra
     lines.append({"ev": "free", "t": t + 1, "obj": 1, "stream": 0, "site": site})
     trace.write_text("".join(json.dumps(e) + "\n" for e in lines))
     if finished:
-        finalize(trace)
+        finalize(trace, sidecar_path(trace))
     return trace
 
 

@@ -236,7 +236,7 @@ def _finish_native(path: Path) -> str | None:
     from gpulint.dynamic.collectors.native.finalize import finalize
 
     try:
-        finalize(path)
+        finalize(path, sidecar_path(path))
     except OSError as exc:
         return (f"{path}: cannot move the collector's raw bitmaps ({raw.name}) into the sidecar: "
                 f"{exc.strerror or exc}; the analyses that need bitmaps are skipped")

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gpulint.dynamic.trace import sidecar_path
 from gpulint.measures import count_variation
 
 
@@ -50,8 +49,10 @@ def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
                 np.lib.format.write_array(member, np.asarray(array), allow_pickle=False)
 
 
-def finalize(trace: Path) -> int:
-    """Rewrite `trace` in place; returns the number of events.  Safe on a trace cut short."""
+def finalize(trace: Path, sidecar: Path) -> int:
+    """Rewrite `trace` in place, its bitmaps into `sidecar` (the trace format names it: the
+    reader, which calls this, passes it); returns the number of events.  Safe on a trace cut
+    short."""
     raw_bits_path = Path(str(trace) + ".bits")
     raw_bits = raw_bits_path.read_bytes() if raw_bits_path.is_file() else b""
     arrays: dict[str, np.ndarray] = {}
@@ -112,7 +113,6 @@ def finalize(trace: Path) -> int:
                                      if meta_index is not None else 32}, separators=(",", ":")))
     # The sidecar first, the trace second, the raw words last: cut short anywhere, the trace
     # still has its raw events and the words, and the next reader finishes it again.
-    sidecar = sidecar_path(trace)
     temps = (Path(str(sidecar) + ".tmp"), trace.with_name(trace.name + ".tmp"))
     try:
         if arrays:
