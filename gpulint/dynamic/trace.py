@@ -112,15 +112,18 @@ class TraceWriter:
 
     def close(self) -> None:
         self.flush()
+        self._save_sidecar()
+        self._file.close()
+        if self._file is not self._raw:
+            self._raw.close()
+
+    def _save_sidecar(self) -> None:
         if self._arrays:
             sidecar = sidecar_path(self.path)
             temp = sidecar.with_name(sidecar.name + ".tmp")
             with open(temp, "wb") as out:
                 np.savez_compressed(out, **self._arrays)
             temp.replace(sidecar)
-        self._file.close()
-        if self._file is not self._raw:
-            self._raw.close()
 
     def __enter__(self) -> "TraceWriter":
         return self
@@ -250,6 +253,10 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"{path}: no such trace file")
+    from gpulint.dynamic import tracebin
+
+    if tracebin.is_binary(path):
+        raise TraceError(f"{path}: a binary trace: `gpulint analyze` reads it; event by event, only JSON Lines")
     unfinished = _finish_native(path)
     lines = enumerate(_lines(path), 1)
     meta = None
@@ -589,11 +596,15 @@ def _all_well_formed(events: list[dict[str, Any]], sites: _SiteCheck) -> bool:
 
 
 def read_columns(path: str | Path):
-    """The trace's header and its events as `Columns` (JSON Lines, gzip or not).  Same checks,
+    """The trace's header and its events as `Columns` (JSON Lines, gzip or not, or the binary
+    variant of `tracebin`).  Same checks,
     warnings and errors as `open_trace`."""
+    from gpulint.dynamic import tracebin
     from gpulint.dynamic.columns import ColumnBuilder
 
     path = Path(path)
+    if tracebin.is_binary(path):
+        return tracebin.read_columns(path)
     trace, lines = open_trace(path, decode=False)
     builder = ColumnBuilder()
     pending_error: str | None = None
