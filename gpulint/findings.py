@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 DOCS_URL = "https://gpulint.dev/rules/{code}"
 
@@ -101,6 +101,49 @@ class Finding:
         return (self.location.path, self.location.row, self.location.column, self.code, self.message)
 
 
+class Pairs(Sequence):
+    """A finding's list of `[a, b]` integer pairs, kept as the two arrays (or lists) a run's
+    analysis computed them in: GL006 can list hundreds of idle gaps for each of thousands of
+    objects, and as Python lists those cost more memory than the rest of the analysis.  It reads
+    and compares like the list of lists; outputs write it as one (`plain`)."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, starts: Any, ends: Any) -> None:
+        self.starts, self.ends = starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return self.tolist()[i]
+        return [int(self.starts[i]), int(self.ends[i])]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self) -> list[list[int]]:
+        starts = self.starts.tolist() if hasattr(self.starts, "tolist") else list(self.starts)
+        ends = self.ends.tolist() if hasattr(self.ends, "tolist") else list(self.ends)
+        return [[a, b] for a, b in zip(starts, ends)]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Pairs):
+            other = other.tolist()
+        return isinstance(other, (list, tuple)) and self.tolist() == [list(p) for p in other]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.tolist())
+
+
+def plain(value: Any) -> Any:
+    """A property's value as plain JSON data (`Pairs` as the list of lists it stands for)."""
+    return value.tolist() if isinstance(value, Pairs) else value
+
+
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     """A plain-JSON form of a finding that `finding_from_dict` reads back exactly (the result cache)."""
     def loc(location: Location) -> list:
@@ -112,7 +155,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "related": [[r.message, loc(r.location)] for r in finding.related],
         "fix": None if fix is None else {"message": fix.message, "applicability": fix.applicability.value,
                                          "edits": [[e.path, e.start, e.end, e.content] for e in fix.edits]},
-        "obj": finding.obj, "properties": finding.properties,
+        "obj": finding.obj, "properties": {k: plain(v) for k, v in finding.properties.items()},
     }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulint.dynamic.histories import Run
-from gpulint.findings import Finding
+from gpulint.findings import Finding, Pairs
 from gpulint.history import ObjectHistory
 
 Interval = tuple[int, int, int]  # start, end (exclusive), bytes
@@ -61,27 +61,92 @@ def shrunk_bytes(run: Run, obj: int) -> int | None:
     return min(info.size, (int(hit[-1]) + 1) * info.granularity) if hit.size else 0
 
 
+class RangeMax:
+    """max(values[lo:hi]) for many ranges at once, in time independent of their lengths: blocks of
+    `BLOCK` values, each value's maximum to its block's ends, and a sparse table over the blocks'
+    maxima (a few megabytes for a million values, where a sparse table over the values would take
+    twenty times their size)."""
+
+    BLOCK = 32
+
+    def __init__(self, values: np.ndarray) -> None:
+        block = self.BLOCK
+        n = len(values)
+        blocks = max(-(-n // block), 1)
+        low = np.iinfo(np.int64).min
+        padded = np.full(blocks * block, low, dtype=np.int64)
+        padded[:n] = values
+        grid = padded.reshape(blocks, block)
+        self.values = values
+        self.to_end = np.maximum.accumulate(grid[:, ::-1], axis=1)[:, ::-1].ravel()  # max(values[i:end of block])
+        self.from_start = np.maximum.accumulate(grid, axis=1).ravel()  # max(values[start of block:i + 1])
+        levels = [grid.max(axis=1)]
+        width = 1
+        while width * 2 <= blocks:
+            levels.append(np.maximum(levels[-1][:-width], levels[-1][width:]))
+            width *= 2
+        self.table = np.full((len(levels), blocks), low, dtype=np.int64)
+        for k, level in enumerate(levels):
+            self.table[k, :len(level)] = level
+
+    def one(self, lo: int, hi: int) -> int:
+        """max(values[lo:hi]), lo < hi."""
+        block = self.BLOCK
+        first, last = lo // block, (hi - 1) // block
+        if first == last:
+            return int(self.values[lo:hi].max())
+        best = max(self.to_end[lo], self.from_start[hi - 1])
+        if last - first > 1:
+            k = (last - first - 1).bit_length() - 1
+            best = max(best, self.table[k, first + 1], self.table[k, last - (1 << k)])
+        return int(best)
+
+    def many(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """max(values[lo[i]:hi[i]]) for each i, lo < hi."""
+        block = self.BLOCK
+        first, last = lo // block, (hi - 1) // block
+        out = np.maximum(self.to_end[lo], self.from_start[hi - 1])
+        inner = last - first - 1
+        between = np.flatnonzero(inner > 0)
+        if len(between):
+            k = np.floor(np.log2(inner[between])).astype(np.int64)
+            a, b = first[between] + 1, last[between] + 1 - (1 << k)
+            out[between] = np.maximum(out[between], np.maximum(self.table[k, a], self.table[k, b]))
+        same = np.flatnonzero(first == last)
+        if len(same):
+            index = lo[same, None] + np.arange(block)
+            inside = index < hi[same, None]
+            picked = self.values[np.minimum(index, len(self.values) - 1)]
+            out[same] = np.where(inside, picked, np.iinfo(np.int64).min).max(axis=1)
+        return out
+
+
+# Changes with up to this many windows are computed with Python integers; more, with arrays.
+_SMALL = 8
+
+
 class Profile:
     """Live bytes over Kahn time, piecewise constant on segments [bounds[i], bounds[i+1])."""
 
-    def __init__(self, intervals: dict[int, Interval], extra_bounds: list[int]) -> None:
-        points = {0}
-        for start, end, _ in intervals.values():
-            points.add(start)
-            points.add(end)
-        points.update(extra_bounds)
-        self.bounds = np.array(sorted(points), dtype=np.int64)
+    def __init__(self, intervals: dict[int, Interval] | tuple[np.ndarray, np.ndarray, np.ndarray],
+                 extra_bounds: list[int] | np.ndarray) -> None:
+        if isinstance(intervals, dict):
+            values = list(intervals.values())
+            starts = np.array([i[0] for i in values], dtype=np.int64)
+            ends = np.array([i[1] for i in values], dtype=np.int64)
+            sizes = np.array([i[2] for i in values], dtype=np.int64)
+        else:
+            starts, ends, sizes = intervals
+        self.bounds = np.unique(np.concatenate([np.zeros(1, dtype=np.int64), starts, ends,
+                                                np.asarray(extra_bounds, dtype=np.int64)]))
         delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
-        if intervals:
-            starts = np.array([i[0] for i in intervals.values()], dtype=np.int64)
-            ends = np.array([i[1] for i in intervals.values()], dtype=np.int64)
-            sizes = np.array([i[2] for i in intervals.values()], dtype=np.int64)
+        if len(starts):
             np.add.at(delta, np.searchsorted(self.bounds, starts), sizes)
             np.add.at(delta, np.searchsorted(self.bounds, ends), -sizes)
         self.live = np.cumsum(delta[:-1])
         self.prefix_max = np.maximum.accumulate(self.live) if len(self.live) else self.live
         self.suffix_max = np.maximum.accumulate(self.live[::-1])[::-1] if len(self.live) else self.live
-        self._table: list[np.ndarray] | None = None
+        self._ranges: RangeMax | None = None
 
     @property
     def peak(self) -> tuple[int, int]:
@@ -90,76 +155,132 @@ class Profile:
         i = int(np.argmax(self.live))
         return int(self.live[i]), int(self.bounds[i])
 
-    def with_changes(self, changes: list[tuple[Interval, int]]) -> np.ndarray:
+    @property
+    def ranges(self) -> RangeMax:
+        if self._ranges is None:
+            self._ranges = RangeMax(self.live)
+        return self._ranges
+
+    def with_changes(self, changes: "Signed | list[tuple[Interval, int]]") -> np.ndarray:
         """The whole live-bytes curve with `changes` applied."""
+        starts, ends, amounts = Signed.of(changes).arrays()
         delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
-        if changes:
-            starts = np.searchsorted(self.bounds, np.array([c[0][0] for c in changes], dtype=np.int64))
-            ends = np.searchsorted(self.bounds, np.array([c[0][1] for c in changes], dtype=np.int64))
-            amounts = np.array([sign * size for (_, _, size), sign in changes], dtype=np.int64)
-            np.add.at(delta, starts, amounts)
-            np.add.at(delta, ends, -amounts)
+        if len(starts):
+            np.add.at(delta, np.searchsorted(self.bounds, starts), amounts)
+            np.add.at(delta, np.searchsorted(self.bounds, ends), -amounts)
         return self.live + np.cumsum(delta[:-1])
 
-    def _range_max(self, lo: int, hi: int) -> int:
-        """max(live[lo:hi]) through a sparse table built on first use: O(1) per query, so a
-        what-if per finding costs the same however long the object lived."""
-        if self._table is None:
-            table = [self.live]
-            width = 1
-            while width * 2 <= len(self.live):
-                previous = table[-1]
-                table.append(np.maximum(previous[:-width], previous[width:]))
-                width *= 2
-            self._table = table
-        level = (hi - lo).bit_length() - 1
-        row = self._table[level]
-        return int(max(row[lo], row[hi - (1 << level)]))
-
-    def peak_with(self, changes: list[tuple[Interval, int]]) -> int:
-        """The peak after adding `sign * bytes` over each interval (remove: -1, add: +1)."""
-        if not changes or not len(self.live):
+    def peak_with(self, changes: "Signed | list[tuple[Interval, int]]") -> int:
+        """The peak after adding `amount` over each of the changes' windows of Kahn time (a
+        removal's amount is negative)."""
+        changes = Signed.of(changes)
+        n = len(self.live)
+        if not changes or not n:
             return self.peak[0]
-        starts = np.searchsorted(self.bounds, np.array([c[0][0] for c in changes], dtype=np.int64))
-        ends = np.searchsorted(self.bounds, np.array([c[0][1] for c in changes], dtype=np.int64))
+        if changes.small is not None:
+            return self._peak_small(changes.small)
+        starts, ends, amounts = changes.arrays()
+        a, b = np.searchsorted(self.bounds, starts), np.searchsorted(self.bounds, ends)
+        keep = b > a
+        if not keep.any():
+            return self.peak[0]
+        a, b, amounts = a[keep], b[keep], amounts[keep]
+        points = np.unique(np.concatenate([a, b]))
+        steps = np.zeros(len(points), dtype=np.int64)
+        np.add.at(steps, np.searchsorted(points, a), amounts)
+        np.add.at(steps, np.searchsorted(points, b), -amounts)
+        lo, hi = int(points[0]), min(int(points[-1]), n)
+        best = int(self.prefix_max[lo - 1]) if lo > 0 else 0
+        if hi < n:
+            best = max(best, int(self.suffix_max[hi]))
+        p, q = points[:-1], np.minimum(points[1:], n)
+        inside = q > p
+        if inside.any():
+            pieces = self.ranges.many(p[inside], q[inside]) + np.cumsum(steps)[:-1][inside]
+            best = max(best, int(pieces.max()))
+        return best
+
+    def _peak_small(self, changes: list[tuple[int, int, int]]) -> int:
+        n = len(self.live)
         steps: dict[int, int] = {}
-        for (interval, sign), a, b in zip(changes, starts.tolist(), ends.tolist()):
+        search = self.bounds.searchsorted
+        for start, end, amount in changes:
+            a, b = int(search(start)), int(search(end))
             if b > a:
-                amount = sign * interval[2]
                 steps[a] = steps.get(a, 0) + amount
                 steps[b] = steps.get(b, 0) - amount
         if not steps:
             return self.peak[0]
         points = sorted(steps)
-        lo, hi = points[0], min(points[-1], len(self.live))
+        lo, hi = points[0], min(points[-1], n)
         best = int(self.prefix_max[lo - 1]) if lo > 0 else 0
-        if hi < len(self.live):
+        if hi < n:
             best = max(best, int(self.suffix_max[hi]))
-        if len(points) > 64:  # many windows (an object idle in hundreds of gaps): one vectorised pass
-            delta = np.zeros(hi - lo + 1, dtype=np.int64)
-            where = np.array(points, dtype=np.int64)
-            keep = where <= hi
-            delta[where[keep] - lo] = np.array([steps[p] for p in points], dtype=np.int64)[keep]
-            window = self.live[lo:hi] + np.cumsum(delta)[:-1]
-            return max(best, int(window.max())) if len(window) else best
         delta = 0
+        ranges = self.ranges
         for p, q in zip(points, points[1:]):
             delta += steps[p]
-            q = min(q, len(self.live))
+            q = min(q, n)
             if q > p:
-                best = max(best, self._range_max(p, q) + delta)
+                best = max(best, ranges.one(p, q) + delta)
         return best
+
+
+class Signed:
+    """Windows of Kahn time [start, end) and the bytes each adds (negative: removes): a few as
+    Python integers, many (an object idle in hundreds of gaps) as arrays."""
+
+    def __init__(self, small: list[tuple[int, int, int]] | None = None,
+                 arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        self.small = small
+        self._arrays = arrays
+
+    @staticmethod
+    def of(changes: "Signed | list[tuple[Interval, int]]") -> "Signed":
+        if isinstance(changes, Signed):
+            return changes
+        return Signed.join([(s, e, sign * size) for (s, e, size), sign in changes], [])
+
+    @staticmethod
+    def join(small: list[tuple[int, int, int]], arrays: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> "Signed":
+        """Windows given as Python triples and as arrays, together."""
+        if not arrays and len(small) <= _SMALL:
+            return Signed(small=small)
+        if small:
+            arrays = [*arrays, tuple(np.array(column, dtype=np.int64) for column in zip(*small))]
+        if len(arrays) == 1:
+            return Signed(arrays=arrays[0])
+        return Signed(arrays=tuple(np.concatenate(column) for column in zip(*arrays)))  # type: ignore[arg-type]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            small = self.small or []
+            self._arrays = (np.array([c[0] for c in small], dtype=np.int64), np.array([c[1] for c in small], dtype=np.int64),
+                            np.array([c[2] for c in small], dtype=np.int64))
+        return self._arrays
+
+    def __len__(self) -> int:
+        return len(self.small) if self.small is not None else len(self.arrays()[0])
 
 
 @dataclass
 class Change:
     """What fixing one finding does to the intervals: windows of Kahn time in which the object
-    is gone, a smaller size, and extra live bytes elsewhere (the buffer a GL003 reuse extends)."""
+    is gone (`remove`, or `starts`/`ends` arrays when there are many), a smaller size, and extra
+    live bytes elsewhere (the buffer a GL003 reuse extends)."""
 
     obj: int
     remove: list[tuple[int, int]]
     shrink_to: int | None = None
     extend: tuple[Interval, ...] = ()
+    starts: np.ndarray | None = None
+    ends: np.ndarray | None = None
+
+    def windows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.starts is not None and self.ends is not None:
+            return self.starts, self.ends
+        return (np.array([w[0] for w in self.remove], dtype=np.int64),
+                np.array([w[1] for w in self.remove], dtype=np.int64))
 
 
 def _change(run: Run, finding: Finding, intervals: dict[int, Interval],
@@ -193,9 +314,17 @@ def _change(run: Run, finding: Finding, intervals: dict[int, Interval],
                 extend.append((o_start, max(end, o_end), size - o_size))
             return Change(obj, [(start, end)], extend=tuple(extend))
     elif code == "GL006":
-        windows = [(a + 1, b) for a, b in finding.properties.get("idle_between") or () if b > a + 1]
-        if windows:
-            return Change(obj, windows)
+        gaps = finding.properties.get("idle_between") or ()
+        if len(gaps) > _SMALL:
+            starts, ends = _gap_arrays(gaps)
+            starts = starts + 1
+            keep = ends > starts
+            if keep.any():
+                return Change(obj, [], starts=starts[keep], ends=ends[keep])
+        else:
+            windows = [(a + 1, b) for a, b in gaps if b > a + 1]
+            if windows:
+                return Change(obj, windows)
     elif code == "GL008":
         shrunk = shrunk_bytes(run, obj)
         if shrunk is not None and shrunk < size:
@@ -203,24 +332,32 @@ def _change(run: Run, finding: Finding, intervals: dict[int, Interval],
     return None
 
 
-def _pieces(interval: Interval, remove: list[tuple[int, int]], size: int) -> list[Interval]:
-    """`interval` less the union of `remove` windows, at `size` bytes."""
-    start, end, _ = interval
-    pieces = []
-    cursor = start
-    for s, e in sorted(remove):
-        if s > cursor:
-            pieces.append((cursor, min(s, end), size))
-        cursor = max(cursor, e)
-        if cursor >= end:
-            break
-    if cursor < end:
-        pieces.append((cursor, end, size))
-    return [p for p in pieces if p[1] > p[0] and p[2] > 0]
+def _gap_arrays(gaps) -> tuple[np.ndarray, np.ndarray]:
+    """GL006's `idle_between` (`Pairs` from a run, or a list of pairs) as two arrays."""
+    if isinstance(gaps, Pairs):
+        return np.asarray(gaps.starts, dtype=np.int64), np.asarray(gaps.ends, dtype=np.int64)
+    pairs = np.asarray(gaps, dtype=np.int64).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
 
 
-def _merged(windows: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
-    """Windows clipped to [start, end), sorted, overlapping ones merged."""
+def _merged(starts: np.ndarray, ends: np.ndarray, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Windows clipped to [start, end), sorted, overlapping and touching ones merged."""
+    starts, ends = np.maximum(starts, start), np.minimum(ends, end)
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    if len(starts) < 2:
+        return starts, ends
+    order = np.lexsort((ends, starts))
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    first = np.ones(len(starts), dtype=bool)
+    first[1:] = starts[1:] > reach[:-1]
+    heads = np.flatnonzero(first)
+    return starts[heads], np.maximum.reduceat(ends, heads)
+
+
+def _merged_small(windows: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """`_merged` for a few windows given as pairs."""
     out: list[list[int]] = []
     for s, e in sorted(windows):
         s, e = max(s, start), min(e, end)
@@ -233,32 +370,57 @@ def _merged(windows: list[tuple[int, int]], start: int, end: int) -> list[tuple[
     return [(s, e) for s, e in out]
 
 
-def _signed_one(intervals: dict[int, Interval], change: Change) -> list[tuple[Interval, int]]:
-    """One fix as signed intervals: its windows removed (whole size), the rest shrunk, extensions
+def _signed_one(intervals: dict[int, Interval], change: Change) -> Signed:
+    """One fix as signed windows: its windows removed (whole size), the rest shrunk, extensions
     added — without cutting the object into pieces."""
     start, end, size = intervals[change.obj]
-    windows = _merged(change.remove, start, end)
-    out = [((s, e, size), -1) for s, e in windows]
+    small: list[tuple[int, int, int]] = []
+    arrays = []
+    if change.starts is not None and change.ends is not None:
+        starts, ends = _merged(change.starts, change.ends, start, end)
+        arrays.append((starts, ends, np.full(len(starts), -size, dtype=np.int64)))
+    else:
+        small.extend((s, e, -size) for s, e in _merged_small(change.remove, start, end))
     if change.shrink_to is not None and change.shrink_to < size:
-        out.append(((start, end, size - change.shrink_to), -1))  # no windows for a shrink
-    out.extend((extra, +1) for extra in change.extend)
-    return out
+        small.append((start, end, change.shrink_to - size))  # no windows for a shrink
+    small.extend((s, e, size_) for s, e, size_ in change.extend)
+    return Signed.join(small, arrays)
 
 
-def _signed(intervals: dict[int, Interval], changes: list[Change]) -> list[tuple[Interval, int]]:
-    """The changes as intervals to subtract (-1) and add (+1), merged per object so two fixes of
-    one object (GL002 and GL005 name the same tail) never remove its bytes twice."""
+def _signed(intervals: dict[int, Interval], changes: list[Change]) -> Signed:
+    """The changes as windows to subtract and add, merged per object so two fixes of one object
+    (GL002 and GL005 name the same tail) never remove its bytes twice: each object changed is
+    removed whole and its pieces outside every window added back, at its smallest size."""
     by_obj: dict[int, list[Change]] = {}
     for change in changes:
         by_obj.setdefault(change.obj, []).append(change)
-    out: list[tuple[Interval, int]] = []
+    small: list[tuple[int, int, int]] = []
+    arrays = []
     for obj, group in by_obj.items():
-        interval = intervals[obj]
-        size = min([interval[2]] + [c.shrink_to for c in group if c.shrink_to is not None])
-        out.append((interval, -1))
-        out.extend((piece, +1) for piece in _pieces(interval, [w for c in group for w in c.remove], size))
-        out.extend((extra, +1) for c in group for extra in c.extend)
-    return out
+        start, end, size = intervals[obj]
+        size_left = min([size] + [c.shrink_to for c in group if c.shrink_to is not None])
+        small.append((start, end, -size))
+        if size_left > 0:
+            if all(c.starts is None for c in group):
+                windows = _merged_small([w for c in group for w in c.remove], start, end)
+                cursor = start
+                for s, e in windows:
+                    if s > cursor:
+                        small.append((cursor, s, size_left))
+                    cursor = e
+                if cursor < end:
+                    small.append((cursor, end, size_left))
+            else:
+                parts = [c.windows() for c in group]
+                starts, ends = _merged(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                                       start, end)
+                piece_starts = np.concatenate([[start], ends])
+                piece_ends = np.concatenate([starts, [end]])
+                keep = piece_ends > piece_starts
+                arrays.append((piece_starts[keep], piece_ends[keep],
+                               np.full(int(keep.sum()), size_left, dtype=np.int64)))
+        small.extend(extra for c in group for extra in c.extend)
+    return Signed.join(small, arrays)
 
 
 class WhatIf:
@@ -275,14 +437,24 @@ class WhatIf:
             first_use = h.first_use_t()  # type: ignore[attr-defined]
             if first_use is not None:
                 extra.append(first_use)
+        self._changes: dict[int, Change | None] = {}
+        bounds = [np.array(extra, dtype=np.int64)]
         for f in findings:
-            for a, b in f.properties.get("idle_between") or ():
-                extra.extend((a + 1, b))
-        self.profile = Profile(self.intervals, extra)
+            gaps = f.properties.get("idle_between")
+            if gaps:  # every gap's ends, kept or not, so the curve's segments do not depend on the fixes
+                starts, ends = _gap_arrays(gaps)
+                bounds.extend((starts + 1, ends))
+        values = list(self.intervals.values())
+        self.profile = Profile((np.array([i[0] for i in values], dtype=np.int64),
+                                np.array([i[1] for i in values], dtype=np.int64),
+                                np.array([i[2] for i in values], dtype=np.int64)), np.concatenate(bounds))
         self.actual, self.actual_at = self.profile.peak
 
     def change(self, finding: Finding) -> Change | None:
-        return _change(self.run, finding, self.intervals, self.spans)
+        key = id(finding)
+        if key not in self._changes:
+            self._changes[key] = _change(self.run, finding, self.intervals, self.spans)
+        return self._changes[key]
 
     def saving(self, findings: list[Finding]) -> int:
         """Peak bytes saved by fixing all of `findings` together."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpulint.findings import Finding, Fix, Location
+from gpulint.findings import Finding, Fix, Location, plain
 
 
 def _location(loc: Location) -> dict:
@@ -41,7 +41,7 @@ def as_dict(f: Finding) -> dict[str, Any]:
         "related": [
             {"message": r.message, "filename": r.location.path, "location": _location(r.location)} for r in f.related
         ],
-        "properties": f.properties,
+        "properties": {k: plain(v) for k, v in f.properties.items()},
     }
 
 

@@ -19,7 +19,7 @@ import attr
 import sarif_om as om
 
 from gpulint import __version__
-from gpulint.findings import Finding, Fix, Location
+from gpulint.findings import Finding, Fix, Location, Pairs
 from gpulint.rules import RULES
 from gpulint.sourcetext import split_lines, utf16_column
 
@@ -51,6 +51,8 @@ def to_json(obj: Any) -> Any:
                 continue
             out[field.metadata.get("schema_property_name", field.name)] = dumped
         return out
+    if isinstance(obj, Pairs):
+        return obj.tolist()
     if isinstance(obj, (list, tuple)):
         return [to_json(v) for v in obj]
     if isinstance(obj, dict):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Iterator
 
-from gpulint.findings import Finding, Related
+from gpulint.findings import Finding, Pairs, Related
 from gpulint.history import Unit
 from gpulint.rules.common import gap_distance, gap_related, launches_phrase, lifetime_candidates, line, make, what
 from gpulint.rules.registry import RuleSettings, rule
@@ -81,13 +81,13 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                                    f"{what(other_after.first.event)}", other_after.first.event.location))
         # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
         kept = [k for _, k in gaps]
-        starts, ends = _values(gap_starts, kept), _values(gap_ends, kept)
-        when = {"idle_between": [[s, e] for s, e in zip(starts, ends)]} if h.timeline.observed else {}
+        when = {"idle_between": Pairs(_values(gap_starts, kept), _values(gap_ends, kept))} if h.timeline.observed \
+            else {}
         yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(gaps), **when)
 
 
-def _values(values, index: list[int]) -> list:
-    """`values[i]` for each i of `index`, as plain Python numbers (a run's bounds are arrays)."""
+def _values(values, index: list[int]):
+    """`values[i]` for each i of `index` (an array when a run's bounds are arrays)."""
     if hasattr(values, "tolist"):
-        return values[index].tolist()
+        return values[index]
     return [values[i] for i in index]
