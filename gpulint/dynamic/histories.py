@@ -244,7 +244,8 @@ class _Builder:
         end_location = self.event(int(rows[-1])).location if len(rows) else Location(self.fallback, 1, 1)
         self.exit = Event(t=end_t, op=Op.EXIT, api="end of program", location=end_location, detail="end")
         events = LazyList(np.append(rows, -1), self.event)
-        launch_positions = np.flatnonzero(np.isin(kinds[rows], (LAUNCH, GRAPH_LAUNCH)))
+        launched = kinds[rows]
+        launch_positions = np.flatnonzero((launched == LAUNCH) | (launched == GRAPH_LAUNCH))
         timeline.setup(events, times[launch_positions], launch_positions, self.exit)
         timeline.end, timeline.end_t = end_location, end_t + 1
         self._native_sites(work | (kinds == FLUSH))
@@ -352,14 +353,13 @@ class _Builder:
         sub = entries - np.repeat(c.access_start[launches], lengths)
         width = max(len(c.objects), 1)
         pair = entry_rows * width + objs
-        read_pairs, write_pairs = pair[~writes], pair[writes]
-        read_access = np.where(np.isin(read_pairs, write_pairs), 3, 1).astype(np.uint8)
+        both = _read_and_written(pair, writes, int(lengths.max()) if len(lengths) else 0)
         reads = ~writes
+        read_access = np.where(both[reads], 3, 1).astype(np.uint8)
         hist_reads = self._history_of(objs[reads], entry_rows[reads])
         add(objs[reads], entry_rows[reads], sub[reads], read_access, True,
             self.history_bytes[np.maximum(hist_reads, 0)] if len(self.history_bytes) else np.zeros(0, np.uint64), True)
-        lone = writes.copy()
-        lone[writes] = ~np.isin(write_pairs, read_pairs)
+        lone = writes & ~both
         hist_writes = self._history_of(objs[lone], entry_rows[lone])
         add(objs[lone], entry_rows[lone], sub[lone], np.uint8(2), True,
             self.history_bytes[np.maximum(hist_writes, 0)] if len(self.history_bytes) else np.zeros(0, np.uint64), True)
@@ -428,6 +428,25 @@ class _Builder:
             if by_obj[obj].kind is not Kind.HOST:
                 by_obj[obj].measured = info
         return access, pools
+
+
+def _read_and_written(pair: np.ndarray, writes: np.ndarray, longest: int) -> np.ndarray:
+    """Which launch entries name an object their launch both reads and writes (`pair`: launch
+    row and object as one key, entries of one launch adjacent; `longest`: the most entries one
+    launch has).  A launch names a few objects: comparing each entry with its neighbours is a
+    few passes over the arrays, where a set lookup of every key would sort them all."""
+    if longest > 16:  # a launch that lists every live object: the sort is cheaper
+        out = np.zeros(len(pair), dtype=bool)
+        out[~writes] = np.isin(pair[~writes], pair[writes], kind="sort")
+        out[writes] = np.isin(pair[writes], pair[~writes], kind="sort")
+        return out
+    out = np.zeros(len(pair), dtype=bool)
+    for d in range(1, longest):
+        same = pair[:-d] == pair[d:]
+        mixed = same & (writes[:-d] != writes[d:])
+        out[:-d] |= mixed
+        out[d:] |= mixed
+    return out
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

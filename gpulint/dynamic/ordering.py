@@ -149,9 +149,8 @@ def column_times(columns) -> "np.ndarray":
     waits: dict[Any, int] = {}
     floor = -1
     stamps = [-1] * n
-    for i in range(n):
-        kind = kinds[i]
-        stream = stream_of[streams[i]]
+    for i, kind, stream_index in zip(range(n), kinds, streams):
+        stream = stream_of[stream_index]
         if kind > GRAPH_LAUNCH:  # not work
             if kind == SYNC:
                 event = extra[i]
@@ -181,19 +180,23 @@ def column_times(columns) -> "np.ndarray":
             api = raw_api[i]
             barrier = api < 0 or not asynchronous[api]
         else:
-            barrier = stream == 0 and (kind == LAUNCH or kind == MEMCPY or kind == MEMSET or kind == GRAPH_LAUNCH)
+            barrier = stream == 0
         if barrier and last_on_stream:
-            before = max(before, max(last_on_stream.values()))
+            top = max(last_on_stream.values())
+            if top > before:
+                before = top
         if kind == LAUNCH or kind == GRAPH_LAUNCH:
-            lo, hi = starts[i], starts[i + 1]
-            reads = [access_obj[k] for k in range(lo, hi) if not access_write[k]]
-            writes = [access_obj[k] for k in range(lo, hi) if access_write[k]]
-        elif kind == MEMCPY:
-            reads = [srcs[i]] if srcs[i] >= 0 else []
-            writes = [dsts[i]] if dsts[i] >= 0 else []
-        else:
+            hi = starts[i + 1]
             reads = []
-            writes = [objs[i]] if objs[i] >= 0 else []
+            writes = []
+            for k in range(starts[i], hi):
+                (writes if access_write[k] else reads).append(access_obj[k])
+        elif kind == MEMCPY:
+            reads = [srcs[i]] if srcs[i] >= 0 else ()
+            writes = [dsts[i]] if dsts[i] >= 0 else ()
+        else:
+            reads = ()
+            writes = [objs[i]] if objs[i] >= 0 else ()
         for obj in reads:
             w = last_write.get(obj, -1)  # RAW
             if w > before:
