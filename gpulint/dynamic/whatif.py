@@ -67,7 +67,7 @@ class RangeMax:
     maxima (a few megabytes for a million values, where a sparse table over the values would take
     twenty times their size)."""
 
-    BLOCK = 32
+    BLOCK = 16
 
     def __init__(self, values: np.ndarray) -> None:
         block = self.BLOCK
@@ -113,11 +113,12 @@ class RangeMax:
             a, b = first[between] + 1, last[between] + 1 - (1 << k)
             out[between] = np.maximum(out[between], np.maximum(self.table[k, a], self.table[k, b]))
         same = np.flatnonzero(first == last)
-        if len(same):
-            index = lo[same, None] + np.arange(block)
-            inside = index < hi[same, None]
-            picked = self.values[np.minimum(index, len(self.values) - 1)]
-            out[same] = np.where(inside, picked, np.iinfo(np.int64).min).max(axis=1)
+        low, top, offsets = np.iinfo(np.int64).min, len(self.values) - 1, np.arange(block)
+        for chunk in range(0, len(same), 1 << 15):  # ranges inside one block: read them, a chunk at a time
+            rows = same[chunk:chunk + (1 << 15)]
+            index = lo[rows, None] + offsets
+            picked = self.values[np.minimum(index, top)]
+            out[rows] = np.where(index < hi[rows, None], picked, low).max(axis=1)
         return out
 
 
@@ -456,6 +457,53 @@ class WhatIf:
             self._changes[key] = _change(self.run, finding, self.intervals, self.spans)
         return self._changes[key]
 
+    def peaks_without(self, changes: list[Change]) -> list[int | None]:
+        """The peak with each change alone applied, for changes that only take their object out
+        for many windows (GL006's gaps), all at once: every window of every change and every
+        stretch between two windows of one change is one range-maximum query of a single
+        vectorised batch.  None where a change's windows overlap (the caller computes those one
+        by one)."""
+        profile = self.profile
+        n = len(profile.live)
+        if not changes or not n:
+            return [None] * len(changes)
+        counts = np.array([len(c.starts) for c in changes], dtype=np.int64)  # type: ignore[arg-type]
+        group = np.repeat(np.arange(len(changes)), counts)
+        info = np.array([self.intervals[c.obj] for c in changes], dtype=np.int64).reshape(-1, 3)
+        starts = np.maximum(np.concatenate([c.starts for c in changes]), info[group, 0])  # type: ignore[misc]
+        ends = np.minimum(np.concatenate([c.ends for c in changes]), info[group, 1])  # type: ignore[misc]
+        a, b = np.searchsorted(profile.bounds, starts), np.minimum(np.searchsorted(profile.bounds, ends), n)
+        keep = b > a
+        group, a, b = group[keep], a[keep], b[keep]
+        out: list[int | None] = [None] * len(changes)
+        if not len(group):
+            return [profile.peak[0]] * len(changes)
+        # Windows of one change must come sorted and apart (a rule's gaps between uses do).
+        same = group[1:] == group[:-1]
+        tangled = np.unique(group[1:][same & (a[1:] < b[:-1])])
+        heads = np.flatnonzero(np.concatenate([[True], ~same]))
+        tails = np.concatenate([heads[1:], [len(group)]]) - 1
+        owners = group[heads]
+        lo, hi = a[heads], b[tails]
+        best = np.where(lo > 0, profile.prefix_max[np.maximum(lo - 1, 0)], 0)
+        best = np.maximum(best, np.where(hi < n, profile.suffix_max[np.minimum(hi, n - 1)], 0))
+        inside = profile.ranges.many(a, b) - info[group, 2]
+        best = np.maximum(best, np.maximum.reduceat(inside, heads))
+        between = np.flatnonzero(same & (a[1:] > b[:-1]))
+        if len(between):
+            gaps = profile.ranges.many(b[between], a[between + 1])
+            per = np.full(len(changes), np.iinfo(np.int64).min, dtype=np.int64)
+            np.maximum.at(per, group[between], gaps)
+            best = np.maximum(best, per[owners])
+        for owner, peak in zip(owners.tolist(), best.tolist()):
+            out[owner] = peak
+        for owner in tangled.tolist():
+            out[owner] = None
+        untouched = np.setdiff1d(np.arange(len(changes)), owners)
+        for owner in untouched.tolist():  # every window outside the object's life
+            out[owner] = profile.peak[0]
+        return out
+
     def saving(self, findings: list[Finding]) -> int:
         """Peak bytes saved by fixing all of `findings` together."""
         changes = [c for c in map(self.change, findings) if c is not None]
@@ -471,9 +519,16 @@ def annotate(run: Run, findings: list[Finding]) -> tuple[Peaks, WhatIf]:
     model = WhatIf(run, findings)
     intervals, profile, actual = model.intervals, model.profile, model.actual
     every: list[Change] = []
-    for f in findings:
-        change = model.change(f)
-        saved = actual - profile.peak_with(_signed_one(intervals, change)) if change is not None else 0
+    changes = [model.change(f) for f in findings]
+    windowed = [k for k, c in enumerate(changes) if c is not None and c.starts is not None and c.shrink_to is None
+                and not c.extend]
+    peaks_of = dict(zip(windowed, model.peaks_without([changes[k] for k in windowed])))  # type: ignore[misc]
+    for k, (f, change) in enumerate(zip(findings, changes)):
+        if change is None:
+            saved = 0
+        else:
+            peak = peaks_of.get(k)
+            saved = actual - (peak if peak is not None else profile.peak_with(_signed_one(intervals, change)))
         f.properties["peak_saved_bytes"] = int(max(saved, 0))
         f.properties["peak_saved_percent"] = round(100.0 * max(saved, 0) / actual, 2) if actual else 0.0
         if change is not None:
