@@ -10,6 +10,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -56,12 +57,14 @@ class Run:
 _PREFIXES = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
+@lru_cache(maxsize=1 << 14)
 def _system(path: str, roots: tuple[str, ...]) -> bool:
     if not path or path.startswith("<") or any(part in path for part in _SYSTEM_PARTS):
         return True
     return path.startswith(_PREFIXES) and not any(path.startswith(r) for r in roots)
 
 
+@lru_cache(maxsize=1 << 16)
 def _base_name(function: str) -> str:
     """`ns::step<float>(float*, int)` -> `step`."""
     head = function.split("(", 1)[0].strip()
@@ -133,13 +136,31 @@ class _Sites:
         self.cache: dict[object, Location] = {}
         self.without_lines: set[str] = set()  # modules whose findings could only name a function
         self.by_id: dict[tuple[int, str | None], Location] = {}
+        self.functions: dict[int, frozenset[str]] = {}
 
     def location_of(self, site_id: int, site: list | None, kernel: str | None) -> Location:
-        """`location` of an interned stack, by its index in the run's table of stacks."""
+        """`location` of an interned stack, by its index in the run's table of stacks.  A
+        kernel changes where a stack points only when one of its frames is that kernel's host
+        stub: otherwise the stack's location is shared by every kernel launched from it."""
         key = (site_id, kernel)
         found = self.by_id.get(key)
         if found is None:
-            found = self.by_id[key] = self.location(site, kernel)
+            if kernel is not None and _base_name(kernel) not in self._functions(site_id, site):
+                found = self.location_of(site_id, site, None)
+            else:
+                found = self.location(site, kernel)
+            self.by_id[key] = found
+        return found
+
+    def _functions(self, site_id: int, site: list | None) -> frozenset[str]:
+        """The base names of the functions a stack's frames name."""
+        found = self.functions.get(site_id)
+        if found is None:
+            names = set()
+            for frame in site or ():
+                if isinstance(frame, (list, tuple)) and len(frame) > 2 and frame[2]:
+                    names.add(_base_name(str(frame[2])))
+            found = self.functions[site_id] = frozenset(names)
         return found
 
     def location(self, site: list | None, kernel: str | None = None) -> Location:
@@ -205,24 +226,25 @@ class _Builder:
         if row < 0:
             return self.exit  # type: ignore[return-value]
         c = self.c
-        kind = int(c.kind[row])
+        kind = c.kind.item(row)  # `item`: a Python int, several times cheaper than int(array[i])
         if kind == FLUSH:
             raw = c.extra[row]
             found = Event(t=int(self.flush_t[row]), op=Op.FLUSH, api=str(raw.get("api") or "flush"),
                           location=self.sites.location(raw.get("site")), detail="flush")
         else:
-            site = int(c.site[row])
-            kernel = int(c.kernel[row]) if kind == LAUNCH else NONE
+            site = c.site.item(row)
+            kernel = c.kernel.item(row) if kind == LAUNCH else NONE
+            strings = c.strings
             location = self.sites.location_of(site, c.sites[site] if site >= 0 else None,
-                                              c.strings[kernel] if kernel >= 0 else None)
+                                              strings[kernel] if kernel >= 0 else None)
             op = _OPS[KINDS[kind]]
-            direction, digest = int(c.direction[row]), int(c.digest[row])
-            found = Event(t=int(self.stamps[row]), op=op, api=str(c.strings[int(c.api[row])]), location=location,
+            direction, digest = c.direction.item(row), c.digest.item(row)
+            found = Event(t=self.stamps.item(row), op=op, api=str(strings[c.api.item(row)]), location=location,
                           launches=1 if op is Op.LAUNCH else 0,
-                          size=self.sizes[int(c.size[row])] if c.has_size[row] else None,
-                          direction=c.strings[direction] if direction >= 0 else None,
-                          stream=c.streams[int(c.stream[row])], detail=KINDS[kind],
-                          content=c.strings[digest] if digest >= 0 else None)
+                          size=self.sizes[c.size.item(row)] if c.has_size.item(row) else None,
+                          direction=strings[direction] if direction >= 0 else None,
+                          stream=c.streams[c.stream.item(row)], detail=KINDS[kind],
+                          content=strings[digest] if digest >= 0 else None)
         self.events[row] = found
         return found
 

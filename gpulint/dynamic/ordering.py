@@ -125,7 +125,7 @@ def column_times(columns) -> "np.ndarray":
     dictionary lookups were most of its cost on a run of millions of events)."""
     import numpy as np
 
-    from gpulint.dynamic.columns import ALLOC, FREE, GRAPH_LAUNCH, LAUNCH, MEMCPY, MEMSET, RECORD, SYNC, WAIT
+    from gpulint.dynamic.columns import ALLOC, FREE, GRAPH_LAUNCH, LAUNCH, MEMCPY, RECORD, SYNC, WAIT
 
     n = len(columns)
     out = np.full(n, -1, dtype=np.int64)

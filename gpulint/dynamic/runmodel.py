@@ -221,7 +221,7 @@ class TouchTable:
     def touch(self, k: int) -> Touch:
         found = self._built.get(k)
         if found is None:
-            found = self._built[k] = Touch(self._event(int(self.row[k])), ACCESS[int(self.access[k])],
-                                           bool(self.use[k]), self._size_of(int(self.size[k])),
-                                           bool(self.offset_zero[k]))
+            found = self._built[k] = Touch(self._event(self.row.item(k)), ACCESS[self.access.item(k)],
+                                           self.use.item(k), self._size_of(self.size.item(k)),
+                                           self.offset_zero.item(k))
         return found
