@@ -32,13 +32,15 @@ META, STRINGS, STACKS, ROWS, EVENT = b"M", b"S", b"K", b"E", b"J"
 
 # Events that travel as rows, by their code in a row (fixed by the format, not by gpulint's
 # internal numbering).
-ROW_KINDS = ("free", "memcpy", "memset", "launch", "graph_launch")
+ROW_KINDS = ("free", "memcpy", "memset", "launch", "graph_launch", "sync", "event_record", "event_wait")
+# Rows whose `obj` holds a CUDA event's id (`event`), not an object.
+EVENT_KINDS = ("sync", "event_record", "event_wait")
 ROW_CODE = {name: code for code, name in enumerate(ROW_KINDS, 1)}
 ROW = np.dtype([
     ("kind", "<u1"), ("flags", "<u1"), ("pad", "<u2"), ("nreads", "<u4"),
     ("stream", "<i8"), ("t", "<i8"), ("obj", "<i8"), ("dst", "<i8"), ("src", "<i8"),
     ("size", "<u8"), ("offset", "<u8"), ("src_offset", "<u8"),
-    ("api", "<i4"), ("kernel", "<i4"), ("site", "<i4"), ("direction", "<i4"), ("digest", "<i4"), ("nwrites", "<u4"),
+    ("api", "<i4"), ("kernel", "<i4"), ("site", "<i4"), ("text", "<i4"), ("digest", "<i4"), ("nwrites", "<u4"),
 ])
 assert ROW.itemsize == 96
 # `flags` bits: which optional fields a row has, and two launch flags.
@@ -55,6 +57,10 @@ _ROW_FIELDS = {
     "launch": _COMMON | {"kernel", "reads", "writes", "args_only", "params_unread"},
 }
 _ROW_FIELDS["graph_launch"] = _ROW_FIELDS["launch"]
+_ROW_FIELDS["sync"] = _COMMON | {"scope", "event"}
+_ROW_FIELDS["event_record"] = _ROW_FIELDS["event_wait"] = _COMMON | {"event"}
+# The text a row's `text` holds: a copy's `kind`, a synchronisation's `scope`.
+_TEXT_FIELD = {"memcpy": "kind", "sync": "scope"}
 
 
 def is_binary(path: Path) -> bool:
@@ -183,7 +189,7 @@ class BinaryTraceWriter(TraceWriter):
                 site = self._stacks[key] = len(self._stacks)
                 self._new_stacks.append(stack)
         texts = []
-        for name in ("api", "kernel", "kind", "digest"):
+        for name in ("api", "kernel", _TEXT_FIELD.get(kind, "kind"), "digest"):
             value = event.get(name)
             if value is None and (name == "digest" or name not in event):
                 texts.append(-1)
@@ -198,7 +204,7 @@ class BinaryTraceWriter(TraceWriter):
                 return None
             flags |= HAS_SIZE
         ids = []
-        for name, bit in (("obj", HAS_OBJ), ("dst", HAS_DST), ("src", HAS_SRC)):
+        for name, bit in ((("event" if kind in EVENT_KINDS else "obj"), HAS_OBJ), ("dst", HAS_DST), ("src", HAS_SRC)):
             value = event.get(name)
             if value is None and name != "obj" or name not in event:
                 ids.append(0)
@@ -379,7 +385,7 @@ def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skip
 
     check((kinds < 1) | (kinds > len(ROW_KINDS)), "a {kind} (not known to this gpulint)")
     check(rows["t"] < 0, "`t` of a {kind} event should be an integer from 0 to 2**64")
-    for field in ("api", "kernel", "direction", "digest"):
+    for field in ("api", "kernel", "text", "digest"):
         ids = rows[field]
         bad = (ids < -1) | (ids >= n_strings)
         bad |= ~text[np.where(bad, -1, ids)]
@@ -447,13 +453,21 @@ def read_columns(path: str | Path):
 
     # Objects: every id a row names, interned in one go.
     has_obj, has_dst, has_src = (flags & HAS_OBJ) != 0, (flags & HAS_DST) != 0, (flags & HAS_SRC) != 0
-    values, inverse = np.unique(np.concatenate([rows["obj"], rows["dst"], rows["src"], accesses]), return_inverse=True)
+    copy = kinds_in_row == MEMCPY
+    event_rows = np.isin(kinds_in_row, [KIND[k] for k in EVENT_KINDS])
+    named = [has_obj & ~event_rows, has_dst & copy, has_src & copy]
+    values, inverse = np.unique(np.concatenate([rows["obj"][named[0]], rows["dst"][named[1]], rows["src"][named[2]],
+                                                accesses]), return_inverse=True)
     object_id = np.array([builder.objects.index(v) for v in values.tolist()], dtype=np.int64)[inverse]
-    n = len(rows)
-    obj = np.where(has_obj, object_id[:n], NONE)
-    dst = np.where(has_dst & (kinds_in_row == MEMCPY), object_id[n:2 * n], NONE)
-    src = np.where(has_src & (kinds_in_row == MEMCPY), object_id[2 * n:3 * n], NONE)
-    access_obj = object_id[3 * n:]
+    ids, taken = [], 0
+    for mask in named:
+        column = np.full(len(rows), NONE, dtype=np.int64)
+        count = int(mask.sum())
+        column[mask] = object_id[taken:taken + count]
+        ids.append(column)
+        taken += count
+    obj, dst, src = ids
+    access_obj = object_id[taken:]
     nreads = rows["nreads"].astype(np.int64)
     within = np.arange(len(access_obj)) - np.repeat(access_starts[:-1], np.diff(access_starts))
     access_write = within >= np.repeat(nreads, np.diff(access_starts))
@@ -481,7 +495,7 @@ def read_columns(path: str | Path):
         "src_offset": np.where(kinds_in_row == MEMCPY, rows["src_offset"], 0).astype(np.uint64),
         "stream": stream, "api": np.where(usable, raw_api, fallback).astype(np.int32), "raw_api": raw_api,
         "kernel": np.where(kinds_in_row == LAUNCH, kernel_any, NONE).astype(np.int32),
-        "site": stack_id[rows["site"]], "direction": string_id[rows["direction"]],
+        "site": stack_id[rows["site"]], "direction": np.where(kinds_in_row == MEMCPY, string_id[rows["text"]], NONE),
         "digest": string_id[rows["digest"]],
     }
 
@@ -499,10 +513,38 @@ def read_columns(path: str | Path):
     final_row = np.empty(len(order), dtype=np.int64)
     final_row[order] = np.arange(len(order))
     extra = {int(final_row[k]): event for k, event in from_json.extra.items()}
+    extra.update(_event_dictionaries(records, rows, final_row[len(from_json):], event_rows))
     columns = Columns(access_start=starts, access_obj=pool_obj[take], access_write=pool_write[take],
                       objects=builder.objects.values, strings=builder.strings.values, streams=builder.streams.values,
                       sites=builder.sites, extra=extra, **joined)
     return trace, columns
+
+
+def _event_dictionaries(records: _Records, rows: np.ndarray, final_rows: np.ndarray,
+                        event_rows: np.ndarray) -> dict[int, dict[str, Any]]:
+    """The dictionaries the analyses keep for synchronisations and event records and waits
+    (`Columns.extra`), by final row, as a JSON Lines reader would have them."""
+    out: dict[int, dict[str, Any]] = {}
+    strings, stacks = records.strings, records.stacks
+    chosen = np.flatnonzero(event_rows)
+    picked = rows[chosen]
+    columns = zip(final_rows[chosen].tolist(), picked["kind"].tolist(), picked["flags"].tolist(),
+                  picked["t"].tolist(), picked["stream"].tolist(), picked["api"].tolist(), picked["text"].tolist(),
+                  picked["site"].tolist(), picked["obj"].tolist())
+    for final, kind, flags, t, stream, api, text, site, event_id in columns:
+        event: dict[str, Any] = {"ev": ROW_KINDS[kind - 1], "t": t}
+        if flags & HAS_STREAM:
+            event["stream"] = strings[stream] if flags & STREAM_TEXT else stream
+        if api >= 0:
+            event["api"] = strings[api]
+        if text >= 0:
+            event["scope"] = strings[text]
+        if site >= 0:
+            event["site"] = stacks[site]
+        if flags & HAS_OBJ:
+            event["event"] = event_id
+        out[final] = event
+    return out
 
 
 def convert(source: str | Path, target: str | Path) -> int:
