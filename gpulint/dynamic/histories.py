@@ -276,8 +276,8 @@ class _Builder:
         table, slices = self._touches()
         for index, history in enumerate(self.all_histories):
             history.attach(table, int(slices[index]), int(slices[index + 1]))
-        for row in np.flatnonzero((kinds == FREE) & (c.obj >= 0)).tolist():
-            index = self._history_of(np.array([c.obj[row]]), np.array([row]))[0]
+        free_rows = np.flatnonzero((kinds == FREE) & (c.obj >= 0))
+        for row, index in zip(free_rows.tolist(), self._history_of(c.obj[free_rows], free_rows).tolist()):
             if index >= 0:
                 self.all_histories[index].frees.append(self.event(row))
         access, pools = self._measured(by_obj, table)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from itertools import islice
 from typing import Iterator
 
 from gpulint.findings import Finding, Pairs, Related
@@ -59,31 +58,42 @@ def temporary_idleness(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         elif h.timeline.has_guards and any(spans[i].last.event.guards or spans[i + 1].first.event.guards for i in pairs):
             counts = [h.timeline.launches_between(spans[i].end, spans[i + 1].start, spans[i].last.event,
                                                   spans[i + 1].first.event).distance for i in pairs]
-        else:  # no branches (every run): count all gaps in one go
+        elif hasattr(h.timeline, "launch_counts_arrays"):  # a run: count all gaps in one go, as arrays
+            counts = h.timeline.launch_counts_arrays(gap_starts, gap_ends)
+        else:  # no branches
             counts = h.timeline.launch_counts_between(gap_starts, gap_ends)
-        gaps = [(n, k) for k, n in enumerate(counts) if n >= threshold]  # k: the gap's position in `pairs`
-        if not gaps:
-            continue
-        distance, chosen = max(gaps, key=lambda g: g[0])  # the first of the longest
+        # The gaps at or above the threshold (positions in `pairs`), the first of the longest, and
+        # up to three others to show.
+        if isinstance(counts, list):
+            kept = [k for k, n in enumerate(counts) if n >= threshold]
+            if not kept:
+                continue
+            chosen = max(kept, key=counts.__getitem__)
+        else:
+            kept = counts.__ge__(threshold).nonzero()[0]
+            if not len(kept):
+                continue
+            chosen = int(kept[counts[kept].argmax()])
+        distance = int(counts[chosen])
+        others = [int(k) for k in kept[:4] if k != chosen][:3]
         before, after = spans[pairs[chosen]], spans[pairs[chosen] + 1]
         a, b = before.last.event, after.first.event
         gap = h.timeline.launches_between(before.end, after.start, a, b)
         message = (f"`{h.name}` is idle for {launches_phrase(distance, h)} between its use by {what(a)} at "
                    f"{line(a.location, h.alloc.location)} and its next use by {what(b)} at "
                    f"{line(b.location, h.alloc.location)}")
-        if len(gaps) > 1:
-            message += f" ({len(gaps)} idle gaps in all)"
+        if len(kept) > 1:
+            message += f" ({len(kept)} idle gaps in all)"
         related = [Related(f"use of `{h.name}`: {what(a)}", a.location),
                    Related(f"next use of `{h.name}`: {what(b)}", b.location), *gap_related(h, gap)]
-        for _, k in islice((g for g in gaps if g[1] != chosen), 3):
+        for k in others:
             other_before, other_after = spans[pairs[k]], spans[pairs[k] + 1]
             related.append(Related(f"`{h.name}` is also idle after {what(other_before.last.event)} until "
                                    f"{what(other_after.first.event)}", other_after.first.event.location))
         # A run knows when the gaps are: the what-if takes the object out for exactly those stretches.
-        kept = [k for _, k in gaps]
         when = {"idle_between": Pairs(_values(gap_starts, kept), _values(gap_ends, kept))} if h.timeline.observed \
             else {}
-        yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(gaps), **when)
+        yield make("GL006", h.alloc.location, message, h, related, distance=distance, idle_gaps=len(kept), **when)
 
 
 def _values(values, index: list[int]):
