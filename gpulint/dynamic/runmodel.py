@@ -194,7 +194,7 @@ class RunHistory(ObjectHistory):
         table, lo, hi = self._table, self._lo, self._hi
         if hi - lo < 2:
             return
-        codes = np.isin(table.op[lo:hi], [code for op in ops for code in table.op_code.get(op, ())])
+        codes = table.op_mask(ops)[table.op[lo:hi]]
         for k in np.flatnonzero(codes[:-1] & codes[1:]).tolist():
             yield table.touch(lo + k), table.touch(lo + k + 1)
 
@@ -214,9 +214,19 @@ class TouchTable:
         self.offset_zero, self.op, self.has_content, self.op_code = offset_zero, op, has_content, op_code
         self._event, self._size_of = event, size_of
         self._built: dict[int, Touch] = {}
+        self._masks: dict[tuple, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self.row)
+
+    def op_mask(self, ops: tuple) -> np.ndarray:
+        """A lookup table over row kinds: True for the kinds of `ops` (cheaper than `np.isin` on
+        each object's few touches)."""
+        found = self._masks.get(ops)
+        if found is None:
+            found = self._masks[ops] = np.zeros(256, dtype=bool)
+            found[[code for op in ops for code in self.op_code.get(op, ())]] = True
+        return found
 
     def touch(self, k: int) -> Touch:
         found = self._built.get(k)
