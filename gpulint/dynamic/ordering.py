@@ -185,35 +185,56 @@ def column_times(columns) -> "np.ndarray":
             top = max(last_on_stream.values())
             if top > before:
                 before = top
+        # The object edges (RAW, WAW, WAR) inline, kind by kind: lists of reads and writes made
+        # per event were a third of this loop's time.
         if kind == LAUNCH or kind == GRAPH_LAUNCH:
-            hi = starts[i + 1]
-            reads = []
-            writes = []
-            for k in range(starts[i], hi):
-                (writes if access_write[k] else reads).append(access_obj[k])
+            lo, hi = starts[i], starts[i + 1]
+            for k in range(lo, hi):
+                obj = access_obj[k]
+                w = last_write.get(obj, -1)  # RAW, WAW
+                if w > before:
+                    before = w
+                if access_write[k]:
+                    r = last_read.pop(obj, -1)  # WAR
+                    if r > before:
+                        before = r
+            stamp = before + 1
+            for k in range(lo, hi):
+                obj = access_obj[k]
+                if access_write[k]:
+                    last_write[obj] = stamp
+                elif last_read.get(obj, -1) < stamp:
+                    last_read[obj] = stamp
         elif kind == MEMCPY:
-            reads = [srcs[i]] if srcs[i] >= 0 else ()
-            writes = [dsts[i]] if dsts[i] >= 0 else ()
+            source, target = srcs[i], dsts[i]
+            if source >= 0:
+                w = last_write.get(source, -1)  # RAW
+                if w > before:
+                    before = w
+            if target >= 0:
+                w = last_write.get(target, -1)  # WAW
+                r = last_read.pop(target, -1)  # WAR
+                if w > before:
+                    before = w
+                if r > before:
+                    before = r
+            stamp = before + 1
+            if source >= 0 and last_read.get(source, -1) < stamp:
+                last_read[source] = stamp
+            if target >= 0:
+                last_write[target] = stamp
         else:
-            reads = ()
-            writes = [objs[i]] if objs[i] >= 0 else ()
-        for obj in reads:
-            w = last_write.get(obj, -1)  # RAW
-            if w > before:
-                before = w
-        for obj in writes:
-            w = last_write.get(obj, -1)  # WAW
-            r = last_read.pop(obj, -1)  # WAR
-            if w > before:
-                before = w
-            if r > before:
-                before = r
-        stamp = before + 1
-        for obj in reads:
-            if last_read.get(obj, -1) < stamp:
-                last_read[obj] = stamp
-        for obj in writes:
-            last_write[obj] = stamp
+            target = objs[i]
+            if target >= 0:
+                w = last_write.get(target, -1)  # WAW
+                r = last_read.pop(target, -1)  # WAR
+                if w > before:
+                    before = w
+                if r > before:
+                    before = r
+            stamp = before + 1
+            if target >= 0:
+                last_write[target] = stamp
         last_on_stream[stream] = stamp
         if barrier and stamp > floor:
             floor = stamp

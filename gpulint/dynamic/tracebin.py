@@ -376,6 +376,8 @@ def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skip
         return ROW_KINDS[code - 1] if 1 <= code <= len(ROW_KINDS) else f"row kind {code}"
 
     def check(bad: np.ndarray, problem: str) -> None:
+        if not bad.any():
+            return
         bad &= good
         for code in np.unique(kinds[bad]).tolist():
             where = np.flatnonzero(bad & (kinds == code))
@@ -385,8 +387,11 @@ def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skip
 
     check((kinds < 1) | (kinds > len(ROW_KINDS)), "a {kind} (not known to this gpulint)")
     check(rows["t"] < 0, "`t` of a {kind} event should be an integer from 0 to 2**64")
+    all_text = bool(text.all())
     for field in ("api", "kernel", "text", "digest"):
         ids = rows[field]
+        if all_text and (not len(ids) or (ids.min() >= -1 and ids.max() < n_strings)):
+            continue  # the usual case, in two passes
         bad = (ids < -1) | (ids >= n_strings)
         bad |= ~text[np.where(bad, -1, ids)]
         check(bad, f"`{field}` of a {{kind}} row should name a string of the trace's table")
@@ -397,7 +402,8 @@ def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skip
     check(bad, "`stream` of a {kind} row should name a string of the trace's table")
     sites = rows["site"]
     bad = (sites < -1) | (sites >= n_stacks)
-    bad |= ~stack_ok[np.where(bad, -1, sites)]
+    if not stack_ok.all():
+        bad |= ~stack_ok[np.where(bad, -1, sites)]
     check(bad, "`site` of a {kind} row should name a [file, line or 0xoffset, function] stack of the trace's table")
     flags = rows["flags"]
     check(np.isin(kinds, (ROW_CODE["free"], ROW_CODE["memset"])) & ((flags & HAS_OBJ) == 0), "a {kind} event needs `obj`")
