@@ -327,11 +327,23 @@ class _Builder:
         keys = c.obj[alloc_rows] * (n + 1) + alloc_rows
         order = np.argsort(keys, kind="stable")
         self.alloc_keys, self.alloc_index, self.alloc_obj = keys[order], order, c.obj[alloc_rows][order]
+        # Ids are unique in a trace (the format says so; a collector may still reuse one): then
+        # an object's history is a table lookup, not a search.
+        allocated = c.obj[alloc_rows]
+        self.single_allocations = bool(len(allocated) == len(np.unique(allocated)) and (allocated >= 0).all())
+        if self.single_allocations:
+            self.history_of_object = np.full(len(c.objects) + 1, -1, dtype=np.int64)  # [-1]: no object
+            self.history_of_object[allocated] = np.arange(len(allocated))
+            self.allocated_at = np.full(len(c.objects) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+            self.allocated_at[allocated] = alloc_rows
         self.history_bytes = np.array([h.bytes or 0 for h in self.all_histories], dtype=np.uint64)
         return by_obj, list(by_obj.values())
 
     def _history_of(self, objs: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The history each (object index, row) touches, -1 when that object is not allocated yet."""
+        if self.single_allocations:
+            objs = np.where(objs >= 0, objs, -1)
+            return np.where(self.allocated_at[objs] < rows, self.history_of_object[objs], -1)
         n = max(len(self.c), 1)
         j = np.searchsorted(self.alloc_keys, objs * (n + 1) + rows, side="left") - 1
         valid = (j >= 0) & (objs >= 0)
