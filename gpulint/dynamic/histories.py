@@ -136,31 +136,17 @@ class _Sites:
         self.cache: dict[object, Location] = {}
         self.without_lines: set[str] = set()  # modules whose findings could only name a function
         self.by_id: dict[tuple[int, str | None], Location] = {}
-        self.functions: dict[int, frozenset[str]] = {}
 
     def location_of(self, site_id: int, site: list | None, kernel: str | None) -> Location:
-        """`location` of an interned stack, by its index in the run's table of stacks.  A
-        kernel changes where a stack points only when one of its frames is that kernel's host
-        stub: otherwise the stack's location is shared by every kernel launched from it."""
+        """`location` of an interned stack, by its index in the run's table of stacks (the
+        reader made equal stacks one entry: no need to compare their frames again)."""
         key = (site_id, kernel)
         found = self.by_id.get(key)
         if found is None:
-            if kernel is not None and _base_name(kernel) not in self._functions(site_id, site):
-                found = self.location_of(site_id, site, None)
-            else:
-                found = self.location(site, kernel)
+            found, module = _location(site, self.fallback, self.roots, kernel)
+            if module:
+                self.without_lines.add(module)
             self.by_id[key] = found
-        return found
-
-    def _functions(self, site_id: int, site: list | None) -> frozenset[str]:
-        """The base names of the functions a stack's frames name."""
-        found = self.functions.get(site_id)
-        if found is None:
-            names = set()
-            for frame in site or ():
-                if isinstance(frame, (list, tuple)) and len(frame) > 2 and frame[2]:
-                    names.add(_base_name(str(frame[2])))
-            found = self.functions[site_id] = frozenset(names)
         return found
 
     def location(self, site: list | None, kernel: str | None = None) -> Location:
