@@ -364,6 +364,22 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
+def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)`; for ids that are small non-negative integers (a
+    collector numbers its objects and streams from 0) through a lookup table instead of a sort."""
+    if not len(values):
+        return values, np.zeros(0, dtype=np.int64)
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= 4 * len(values) + 1024:
+        return np.unique(values, return_inverse=True)
+    seen = np.zeros(high + 1, dtype=bool)
+    seen[values] = True
+    uniques = np.flatnonzero(seen)
+    rank = np.zeros(high + 1, dtype=np.int64)
+    rank[uniques] = np.arange(len(uniques))
+    return uniques.astype(values.dtype), rank[values]
+
+
 def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skipped: _Skipped) -> np.ndarray:
     """Which rows are well formed; the others are counted in `skipped`, by problem."""
     kinds = rows["kind"]
@@ -462,8 +478,8 @@ def read_columns(path: str | Path):
     copy = kinds_in_row == MEMCPY
     event_rows = np.isin(kinds_in_row, [KIND[k] for k in EVENT_KINDS])
     named = [has_obj & ~event_rows, has_dst & copy, has_src & copy]
-    values, inverse = np.unique(np.concatenate([rows["obj"][named[0]], rows["dst"][named[1]], rows["src"][named[2]],
-                                                accesses]), return_inverse=True)
+    values, inverse = _unique(np.concatenate([rows["obj"][named[0]], rows["dst"][named[1]], rows["src"][named[2]],
+                                              accesses]))
     object_id = np.array([builder.objects.index(v) for v in values.tolist()], dtype=np.int64)[inverse]
     ids, taken = [], 0
     for mask in named:
@@ -481,7 +497,7 @@ def read_columns(path: str | Path):
     # Streams: the value as written (a number, or a string of the table), absent meaning 0.
     text_stream = (flags & STREAM_TEXT) != 0
     stream_value = np.where((flags & HAS_STREAM) != 0, rows["stream"], 0)
-    numbers_seen, number_inverse = np.unique(np.where(text_stream, 0, stream_value), return_inverse=True)
+    numbers_seen, number_inverse = _unique(np.where(text_stream, 0, stream_value))
     stream = np.array([builder.streams.index(v) for v in numbers_seen.tolist()], dtype=np.int32)[number_inverse]
     for i in np.flatnonzero(text_stream).tolist():
         stream[i] = builder.streams.index(records.strings[int(rows["stream"][i])])
