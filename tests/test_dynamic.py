@@ -558,3 +558,51 @@ def test_a_launch_points_at_its_launch_not_at_the_kernels_host_stub(tmp_path: Pa
     result = analyze(write_events(tmp_path / "k.jsonl", events), Settings(min_bytes=0), CODES)
     launches = [e for e in result.run.unit.timelines[0].events if e.op.value == "launch"]
     assert [e.location.row for e in launches] == [249, 103]
+
+
+def test_range_maxima_match_numpy() -> None:
+    from gpulint.dynamic.whatif import RangeMax
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 15, 16, 17, 100, 1000):
+        values = rng.integers(-50, 1000, n)
+        ranges = RangeMax(values)
+        lo = rng.integers(0, n, 300)
+        hi = lo + 1 + rng.integers(0, n, 300) % (n - lo)
+        expected = [int(values[a:b].max()) for a, b in zip(lo, hi)]
+        assert ranges.many(lo, hi).tolist() == expected
+        assert [ranges.one(int(a), int(b)) for a, b in zip(lo, hi)] == expected
+
+
+def test_many_window_fixes_match_a_brute_force_sweep() -> None:
+    """The array path of the what-if (an object idle in many gaps) and its batch for every such
+    finding at once give the peaks a sweep over every time step gives."""
+    import random
+
+    from gpulint.dynamic.whatif import Change, Profile, Signed, WhatIf, _signed_one
+
+    rng = random.Random(11)
+    for _ in range(40):
+        intervals = {i: (s := rng.randint(0, 100), s + rng.randint(1, 80), rng.randint(1, 100))
+                     for i in range(rng.randint(1, 20))}
+        changes = []
+        for obj, (start, end, _) in intervals.items():
+            cuts = sorted(rng.sample(range(start - 5, end + 5), min(24, end - start + 10)))
+            windows = [(a, b) for a, b in zip(cuts[::2], cuts[1::2]) if b > a]
+            if len(windows) > 8:
+                changes.append(Change(obj, [], starts=np.array([w[0] for w in windows]),
+                                      ends=np.array([w[1] for w in windows])))
+        bounds = [x for c in changes for x in (*c.starts.tolist(), *c.ends.tolist())]
+        profile = Profile(intervals, bounds)
+        model = WhatIf.__new__(WhatIf)
+        model.intervals, model.profile = intervals, profile
+        batch = model.peaks_without(changes)
+        for change, batched in zip(changes, batch):
+            start, end, size = intervals[change.obj]
+            signed = _signed_one(intervals, change)
+            assert isinstance(signed, Signed) and signed.small is None  # the array path
+            removed = [(max(a, start), min(b, end)) for a, b in zip(change.starts.tolist(), change.ends.tolist())]
+            every = [(s, e, z) for o, (s, e, z) in intervals.items()] + [(a, b, -size) for a, b in removed if b > a]
+            brute = max(0, max(sum(z for s, e, z in every if s <= t < e) for t in range(200)))
+            assert profile.peak_with(signed) == brute
+            assert batched in (brute, None)  # None: windows that overlap, computed one by one

@@ -111,7 +111,7 @@ class RangeMax:
         between = np.flatnonzero(inner > 0)
         if len(between):
             k = np.floor(np.log2(inner[between])).astype(np.int64)
-            a, b = first[between] + 1, last[between] + 1 - (1 << k)
+            a, b = first[between] + 1, last[between] - (1 << k)
             out[between] = np.maximum(out[between], np.maximum(self.table[k, a], self.table[k, b]))
         same = np.flatnonzero(first == last)
         low, top, offsets = np.iinfo(np.int64).min, len(self.values) - 1, np.arange(block)
