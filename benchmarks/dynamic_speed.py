@@ -7,7 +7,10 @@ writing a few live objects each, host-to-device and device-to-host copies, memse
 record/wait pairs and synchronisations, with bitmaps for a sample of objects.  Then times, in
 this process on one core, `gpulint.dynamic.analyze.analyze` (read, order, histories, every rule,
 what-if peak) and the pool planner plus the best-fit simulation, and reports wall time and peak
-memory (`ru_maxrss`).  Target: <= 30 s and <= 2 GB.  A benchmark, not a test: it always exits 0.
+memory (`ru_maxrss`).  Target: <= 30 s and <= 2 GB.  Before that, `analyze` alone is timed in a
+fresh process on the JSON Lines trace and on the same events as a binary trace (`tracebin`),
+with the two runs' findings checked identical (issue 19, point 5: <= 8 s CPU, <= 1 GiB).  A
+benchmark, not a test: it always exits 0.
 
     python benchmarks/dynamic_speed.py
     python benchmarks/dynamic_speed.py --events 200000 --objects 2000 --keep /tmp/run.jsonl
@@ -131,18 +134,19 @@ def analyze_once(trace: Path, dump: Path | None) -> dict:
     return {"cpu": cpu, "wall": wall, "rss": rss, "findings": len(result.findings), "hidden": len(result.hidden)}
 
 
-def compare_analysis(path: Path, folder: Path, reference: Path | None) -> None:
+def compare_analysis(path: Path, folder: Path, reference: Path | None) -> Path | None:
     """`analyze` alone in a fresh process (its peak memory is the analysis's): CPU, wall, peak
-    RSS against the issue-19 targets, and its findings against `reference`, when given."""
+    RSS against the issue-19 targets, and its findings against `reference`, when given.
+    Returns the findings it wrote (JSON), None when the analysis failed."""
     import json
     import subprocess
 
-    dump = folder / "findings.json"
+    dump = folder / f"findings-{path.name}.json"
     cmd = [sys.executable, __file__, "--analyze-only", str(path), "--dump", str(dump)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if proc.returncode:
         print(f"analyze failed: {proc.stderr.strip()[-400:]}")
-        return
+        return None
     cost = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"analyze alone ({path.name}, {path.stat().st_size / 1e6:.0f} MB): {cost['cpu']:.1f} s CPU "
           f"(target <= {TARGET_ANALYZE_CPU:.0f} s: {'met' if cost['cpu'] <= TARGET_ANALYZE_CPU else 'NOT met'}), "
@@ -150,11 +154,11 @@ def compare_analysis(path: Path, folder: Path, reference: Path | None) -> None:
           f"(target <= {TARGET_ANALYZE_BYTES >> 20} MiB: {'met' if cost['rss'] <= TARGET_ANALYZE_BYTES else 'NOT met'}); "
           f"{cost['findings']:,} findings shown, {cost['hidden']:,} hidden")
     if reference is None:
-        return
+        return dump
     expected, got = json.loads(reference.read_text()), json.loads(dump.read_text())
     if expected == got:
         print(f"findings: identical to {reference}")
-        return
+        return dump
     print(f"findings: DIFFER from {reference}")
     for key in expected:
         if expected[key] == got.get(key):
@@ -167,6 +171,7 @@ def compare_analysis(path: Path, folder: Path, reference: Path | None) -> None:
                 print(f"    now      {json.dumps(got[key][first])[:600]}")
         else:
             print(f"  {key}: expected {expected[key]}, now {got.get(key)}")
+    return dump
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="only analyse TRACE in this process and print CPU s, wall s, peak RSS as JSON")
     parser.add_argument("--dump", type=Path, help="with --analyze-only: write the findings (JSON) here")
     parser.add_argument("--trace", type=Path, help="analyse this trace instead of generating one")
+    parser.add_argument("--binary", type=Path, help="write the binary copy of the trace here and keep it")
     parser.add_argument("--reference", type=Path,
                         help="findings (a --dump of the same trace) the analysis must reproduce exactly")
     args = parser.parse_args(argv)
@@ -201,7 +207,18 @@ def main(argv: list[str] | None = None) -> int:
         written = generate(path, args.events, args.objects, args.seed)
         print(f"generated {written:,} events over {args.objects:,} objects in {time.perf_counter() - t0:.1f} s "
               f"({path.stat().st_size / 1e6:.0f} MB)")
-    compare_analysis(path, folder, args.reference)
+    text_findings = compare_analysis(path, folder, args.reference)
+    # The same run as a binary trace (issue 19, point 5: the compact variant for collectors that
+    # write many events), analysed the same way; its findings must be the JSON Lines trace's.
+    from gpulint.dynamic.tracebin import convert, is_binary
+
+    if not is_binary(path):
+        binary = args.binary or folder / (path.name + ".gltrace")
+        t0 = time.perf_counter()
+        convert(path, binary)
+        print(f"the same events as a binary trace: {binary.stat().st_size / 1e6:.0f} MB "
+              f"(JSON Lines {path.stat().st_size / 1e6:.0f} MB), written in {time.perf_counter() - t0:.1f} s")
+        compare_analysis(binary, folder, args.reference or text_findings)
 
     t0 = time.perf_counter()
     result = analyze(path, Settings(), sorted(RULES))
