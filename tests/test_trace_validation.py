@@ -128,8 +128,8 @@ def test_a_truncated_sidecar_costs_only_the_bitmap_rules(tmp_path) -> None:
 def test_trace_lines_the_fast_decoder_refuses_are_read_as_the_standard_library_reads_them() -> None:
     import math
 
-    from gpulint.dynamic.trace import _loads
+    from gpulint.dynamic.trace import decode_line
 
-    assert _loads(b'{"ev":"launch","t":1}\n') == {"ev": "launch", "t": 1}
-    assert math.isnan(_loads(b'{"v": NaN}')["v"])
-    assert _loads(b'{"addr": 1180591620717411303424}')["addr"] == 1 << 70
+    assert decode_line(b'{"ev":"launch","t":1}\n') == {"ev": "launch", "t": 1}
+    assert math.isnan(decode_line(b'{"v": NaN}')["v"])
+    assert decode_line(b'{"addr": 1180591620717411303424}')["addr"] == 1 << 70

@@ -12,8 +12,9 @@ import pytest
 
 from gpulint.config import Settings
 from gpulint.dynamic.analyze import analyze
-from gpulint.dynamic.trace import TraceError, TraceWriter, open_trace, read_columns
+from gpulint.dynamic.trace import TraceError, TraceWriter, open_trace
 from gpulint.dynamic.tracebin import HEADER, MAGIC, ROW, ROWS, BinaryTraceWriter, convert, is_binary
+from gpulint.dynamic.tracebin import read as read_columns
 from gpulint.findings import finding_to_dict
 from gpulint.rules import RULES
 from test_cli import run

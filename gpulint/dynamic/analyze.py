@@ -9,7 +9,7 @@ from pathlib import Path
 from gpulint.config import Settings
 from gpulint.dynamic.grouping import by_site
 from gpulint.dynamic.histories import Run, build_run, without_line_warnings
-from gpulint.dynamic.trace import read_columns
+from gpulint.dynamic.tracebin import read
 from gpulint.dynamic.whatif import Peaks, annotate
 from gpulint.findings import Finding
 from gpulint.rules import RULES
@@ -39,7 +39,7 @@ def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
 
 
 def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
-    trace, columns = read_columns(path)
+    trace, columns = read(path)
     run = build_run(trace, columns)
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []

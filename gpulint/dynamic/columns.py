@@ -45,6 +45,10 @@ class Table:
             self.values.append(value)
         return found
 
+    def get(self, value: Any) -> int | None:
+        """The index of `value`, None when it was never interned."""
+        return self._index.get(value)
+
     def __len__(self) -> int:
         return len(self.values)
 
@@ -97,7 +101,8 @@ class ColumnBuilder:
         self.rows = 0
         self.accesses = 0
 
-    def _site(self, site: Any) -> int:
+    def intern_site(self, site: Any) -> int:
+        """The index of a host stack in `sites`, equal stacks one entry."""
         if site is None:
             return NONE
         try:
@@ -171,7 +176,7 @@ class ColumnBuilder:
         known = kind != OTHER
         stream = np.fromiter((stream_index(e.get("stream", 0)) if k else stream_index(0)
                               for e, k in zip(events, known.tolist())), dtype=np.int32, count=n)
-        site = np.fromiter((self._site(e.get("site")) if k else NONE for e, k in zip(events, known.tolist())),
+        site = np.fromiter((self.intern_site(e.get("site")) if k else NONE for e, k in zip(events, known.tolist())),
                            dtype=np.int32, count=n)
         direction = np.fromiter((_text(strings, e.get("kind")) for e in events), dtype=np.int32, count=n)
         digest = np.fromiter((_text(strings, e.get("digest")) for e in events), dtype=np.int32, count=n)

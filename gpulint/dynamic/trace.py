@@ -18,6 +18,8 @@ from typing import IO, Any, Callable, Iterable, Iterator
 import numpy as np
 
 VERSION = 1
+# The first bytes of a binary trace (`tracebin`), before its container version.
+BINARY_PREFIX = b"GLTRACE"
 
 
 class TraceError(Exception):
@@ -229,6 +231,14 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield pending
 
 
+def starts_with(path: Path, prefix: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(prefix)) == prefix
+    except OSError:
+        return False
+
+
 def _finish_native(path: Path) -> str | None:
     """The native collector leaves its raw bitmap words in `<trace>.bits` and the program exits
     at once (`gpulint run` has become the program); the first reader moves them into the `.npz`
@@ -253,9 +263,7 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"{path}: no such trace file")
-    from gpulint.dynamic import tracebin
-
-    if tracebin.is_binary(path):
+    if starts_with(path, BINARY_PREFIX):
         raise TraceError(f"{path}: a binary trace: `gpulint analyze` reads it; event by event, only JSON Lines")
     unfinished = _finish_native(path)
     lines = enumerate(_lines(path), 1)
@@ -265,12 +273,12 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
             if not line.strip():
                 continue
             try:
-                event = _loads(line)
+                event = decode_line(line)
             except (ValueError, RecursionError):
                 raise TraceError(f"{path}:{number}: not a JSON event: {line[:80]!r}") from None
             if not isinstance(event, dict) or event.get("ev") != "meta":
                 raise TraceError(f"{path}:{number}: the first event must be \"meta\"")
-            meta = _check_version(path, event)
+            meta = check_version(path, event)
             break
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -356,7 +364,7 @@ def _frame_line(value: Any) -> bool:
         c in "0123456789abcdefABCDEF" for c in value[2:])
 
 
-def _site(value: Any) -> str | None:
+def site_problem(value: Any) -> str | None:
     ok = isinstance(value, list) and all(
         isinstance(frame, list) and 2 <= len(frame) <= 3 and isinstance(frame[0], str) and _frame_line(frame[1])
         and (len(frame) < 3 or frame[2] is None or isinstance(frame[2], str)) for frame in value)
@@ -365,7 +373,7 @@ def _site(value: Any) -> str | None:
 
 # ev -> {field: check}; fields listed in _REQUIRED must be present.  Unknown events and fields are
 # ignored (a newer minor version may add them).
-_COMMON = {"t": _time, "stream": _stream, "site": _site, "api": _text}
+_COMMON = {"t": _time, "stream": _stream, "site": site_problem, "api": _text}
 _FIELDS: dict[str, dict[str, Any]] = {
     "alloc": {**_COMMON, "obj": _id, "addr": _bytes, "size": _bytes, "name": _optional_text, "pinned": _flag,
               "uses_unknown": _flag, "segment": _optional_text, "device": _optional_text, "framework": _optional_text},
@@ -412,7 +420,7 @@ def event_problem(event: dict[str, Any]) -> str | None:
     return None
 
 
-class _Skipped:
+class Skipped:
     """Malformed events skipped, one warning per kind of problem (its first line and a count)."""
 
     def __init__(self) -> None:
@@ -428,7 +436,7 @@ class _Skipped:
                 for p, n in self.count.items()]
 
 
-def _loads(line: bytes) -> Any:
+def decode_line(line: bytes) -> Any:
     """One JSON line: orjson (about 3.5 times faster than the standard library on trace lines), with
     the standard library deciding whatever orjson refuses (`NaN`, integers beyond 64 bits), so that
     the set of readable traces is the standard library's."""
@@ -448,11 +456,11 @@ except ImportError:  # a machine without the wheel (no network to install it): t
 
 
 def _events(path: Path, lines, warnings: list[str]) -> Iterator[dict[str, Any]]:
-    loads = _loads
+    loads = decode_line
     pending_error: str | None = None
     last_complete = True
     number = 0
-    skipped = _Skipped()
+    skipped = Skipped()
     kept = 0
     try:
         for number, line in lines:
@@ -537,7 +545,7 @@ def _fast_stream(values: list) -> bool:
 
 
 class _SiteCheck:
-    """`_site` once per distinct stack (a run repeats a few hundred thousand times the same few)."""
+    """`site_problem` once per distinct stack (a run repeats a few hundred thousand times the same few)."""
 
     def __init__(self) -> None:
         self.known: dict[Any, bool] = {}
@@ -550,7 +558,7 @@ class _SiteCheck:
             key = (tuple(map(type, value)), tuple(map(tuple, value)))
             ok = known.get(key)
             if ok is None:
-                ok = known[key] = _site(value) is None
+                ok = known[key] = site_problem(value) is None
             if not ok:
                 return False
         return True
@@ -587,7 +595,7 @@ def _all_well_formed(events: list[dict[str, Any]], sites: _SiteCheck) -> bool:
                     values = [v for v in values if v is not _MISSING]
                 if not values:
                     continue
-                fast = sites if check is _site else _FAST.get(check)
+                fast = sites if check is site_problem else _FAST.get(check)
                 if not (fast(values) if fast is not None else all(check(v) is None for v in values)):
                     return False
     except (TypeError, ValueError, RecursionError):  # unhashable or unordered values: the slow way
@@ -596,21 +604,17 @@ def _all_well_formed(events: list[dict[str, Any]], sites: _SiteCheck) -> bool:
 
 
 def read_columns(path: str | Path):
-    """The trace's header and its events as `Columns` (JSON Lines, gzip or not, or the binary
-    variant of `tracebin`).  Same checks,
-    warnings and errors as `open_trace`."""
-    from gpulint.dynamic import tracebin
+    """The trace's header and its events as `Columns` (JSON Lines, gzip or not; `tracebin.read`
+    takes either encoding).  Same checks, warnings and errors as `open_trace`."""
     from gpulint.dynamic.columns import ColumnBuilder
 
     path = Path(path)
-    if tracebin.is_binary(path):
-        return tracebin.read_columns(path)
     trace, lines = open_trace(path, decode=False)
     builder = ColumnBuilder()
     pending_error: str | None = None
     last_complete = True
     number = 0
-    skipped = _Skipped()
+    skipped = Skipped()
     kept = 0
     sites = _SiteCheck()
     chunk: list[dict[str, Any]] = []
@@ -638,7 +642,7 @@ def read_columns(path: str | Path):
             if not line.strip():
                 continue
             try:
-                event = _loads(line)
+                event = decode_line(line)
             except (ValueError, RecursionError):
                 # Only the last line may be cut short; decide when we know whether more follow.
                 pending_error = f"{path}:{number}: not a JSON event: {line[:80]!r}"
@@ -696,7 +700,7 @@ _META = {"argv": _strings, "collector": _text, "device": _optional_text, "bitmap
          "rank": _optional_time}
 
 
-def _check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
+def check_version(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
     for name, check in _META.items():
         expected = check(meta[name]) if name in meta else None
         if expected is not None:

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from gpulint.dynamic.trace import (VERSION, Trace, TraceError, TraceWriter, _check_version, _loads, _site, _Skipped,
-                                   event_problem, header_event)
+from gpulint.dynamic import trace as jsonl
+from gpulint.dynamic.trace import (BINARY_PREFIX, VERSION, Skipped, Trace, TraceError, TraceWriter, check_version,
+                                   decode_line, event_problem, header_event, site_problem, starts_with)
 
-MAGIC = b"GLTRACE\x01"  # the last byte is the container's version
+MAGIC = BINARY_PREFIX + b"\x01"  # the last byte is the container's version
 HEADER = struct.Struct("<IB3x")  # payload length, tag
 META, STRINGS, STACKS, ROWS, EVENT = b"M", b"S", b"K", b"E", b"J"
 
@@ -63,13 +64,15 @@ _ROW_FIELDS["event_record"] = _ROW_FIELDS["event_wait"] = _COMMON | {"event"}
 _TEXT_FIELD = {"memcpy": "kind", "sync": "scope"}
 
 
-def is_binary(path: Path) -> bool:
+def is_binary(path: str | Path) -> bool:
     """Whether `path` is a binary trace (by its magic bytes, not its name)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC) - 1) == MAGIC[:-1]
-    except OSError:
-        return False
+    return starts_with(Path(path), BINARY_PREFIX)
+
+
+def read(path: str | Path):
+    """A trace of either encoding, told apart by its first bytes: its header and its events as
+    `Columns` (what `gpulint analyze` reads)."""
+    return read_columns(path) if is_binary(path) else jsonl.read_columns(path)
 
 
 class BinaryTraceWriter(TraceWriter):
@@ -181,7 +184,7 @@ class BinaryTraceWriter(TraceWriter):
         site = -1
         if "site" in event:
             stack = event["site"]
-            if _site(stack) is not None:
+            if site_problem(stack) is not None:
                 return None
             key = json.dumps(stack, separators=(",", ":"))
             site = self._stacks.get(key, -1)
@@ -300,7 +303,7 @@ class _Records:
                 continue  # a record a newer minor version added: skipped, as unknown JSON events are
             payload = bytes(data[start:pos])
             try:
-                value = _loads(payload)
+                value = decode_line(payload)
             except (ValueError, RecursionError):
                 raise TraceError(f"{path}: record {number}: not JSON: {payload[:80]!r}") from None
             if tag == META[0]:
@@ -308,7 +311,7 @@ class _Records:
                     raise TraceError(f"{path}: record {number}: a second meta record")
                 if not isinstance(value, dict) or value.get("ev") != "meta":
                     raise TraceError(f"{path}: record {number}: the first record must be the meta event")
-                self.meta = _check_version(path, value)
+                self.meta = check_version(path, value)
             elif tag == EVENT[0]:
                 if not isinstance(value, dict) or "ev" not in value:
                     raise TraceError(f"{path}: record {number}: not an event (no \"ev\" field)")
@@ -380,12 +383,12 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniques.astype(values.dtype), rank[values]
 
 
-def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skipped: _Skipped) -> np.ndarray:
+def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skipped: Skipped) -> np.ndarray:
     """Which rows are well formed; the others are counted in `skipped`, by problem."""
     kinds = rows["kind"]
     good = np.ones(len(rows), dtype=bool)
     text = np.array([type(s) is str for s in records.strings] + [True], dtype=bool)  # [-1]: "none"
-    stack_ok = np.array([_site(s) is None for s in records.stacks] + [True], dtype=bool)
+    stack_ok = np.array([site_problem(s) is None for s in records.stacks] + [True], dtype=bool)
     n_strings, n_stacks = len(records.strings), len(records.stacks)
 
     def name(code: int) -> str:
@@ -436,7 +439,7 @@ def read_columns(path: str | Path):
     path = Path(path)
     records = _Records(path)
     trace = Trace(path, records.meta or {}, [], [])
-    skipped = _Skipped()
+    skipped = Skipped()
 
     # JSON events: validated and turned into columns as the JSON Lines reader does; the rows'
     # strings, stacks, streams and objects are then interned into the same tables.
@@ -468,7 +471,7 @@ def read_columns(path: str | Path):
 
     strings = builder.strings.index
     string_id = np.array([strings(s) if type(s) is str else NONE for s in records.strings] + [NONE], dtype=np.int32)
-    stack_id = np.array([builder._site(s) for s in records.stacks] + [NONE], dtype=np.int32)
+    stack_id = np.array([builder.intern_site(s) for s in records.stacks] + [NONE], dtype=np.int32)
     kinds_in_row = np.array([0] + [KIND[k] for k in ROW_KINDS], dtype=np.uint8)[rows["kind"]]
     flags = rows["flags"]
     launch = (kinds_in_row == LAUNCH) | (kinds_in_row == GRAPH_LAUNCH)
@@ -505,7 +508,7 @@ def read_columns(path: str | Path):
     raw_api = string_id[rows["api"]]
     kernel_any = string_id[rows["kernel"]]
     # The name an `Event` carries: the api, else (a launch) the kernel, else the kind.
-    empty = builder.strings._index.get("")
+    empty = builder.strings.get("")
     usable = (raw_api >= 0) & (raw_api != (empty if empty is not None else NONE))
     fallback = np.where(launch, np.where(kernel_any >= 0, kernel_any, strings("None")),
                         np.array([0] + [strings(k) for k in ROW_KINDS], dtype=np.int32)[rows["kind"]])
