@@ -216,6 +216,18 @@ class ColumnBuilder:
                        extra=self.extra, **joined)
 
 
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` by a sort and a comparison of neighbours: for the integer arrays of a
+    run (millions of bounds), ten times faster than numpy 2's hashing `unique`."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def _text(strings, value: Any) -> int:
     return strings(value) if isinstance(value, str) else NONE
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from gpulint.dynamic.columns import (ALLOC, BITMAP, COUNTS, FLUSH, FREE, GRAPH_LAUNCH, KINDS, LAUNCH, MEMCPY, MEMSET,
-                                     NONE, POOL, Columns, columns_of)
+                                     NONE, POOL, Columns, columns_of, unique_sorted)
 from gpulint.dynamic.ordering import column_times
 from gpulint.dynamic.runmodel import LazyList, RunHistory, RunTimeline, TouchTable
 from gpulint.dynamic.trace import Trace
@@ -316,7 +316,7 @@ class _Builder:
         # Ids are unique in a trace (the format says so; a collector may still reuse one): then
         # an object's history is a table lookup, not a search.
         allocated = c.obj[alloc_rows]
-        self.single_allocations = bool(len(allocated) == len(np.unique(allocated)) and (allocated >= 0).all())
+        self.single_allocations = bool(len(allocated) == len(unique_sorted(allocated)) and (allocated >= 0).all())
         if self.single_allocations:
             self.history_of_object = np.full(len(c.objects) + 1, -1, dtype=np.int64)  # [-1]: no object
             self.history_of_object[allocated] = np.arange(len(allocated))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from gpulint.dynamic import trace as jsonl
+from gpulint.dynamic.columns import unique_sorted
 from gpulint.dynamic.trace import (BINARY_PREFIX, VERSION, Skipped, Trace, TraceError, TraceWriter, check_version,
                                    decode_line, event_problem, header_event, site_problem, starts_with)
 
@@ -374,7 +375,8 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return values, np.zeros(0, dtype=np.int64)
     low, high = int(values.min()), int(values.max())
     if low < 0 or high >= 4 * len(values) + 1024:
-        return np.unique(values, return_inverse=True)
+        uniques = unique_sorted(values)
+        return uniques, np.searchsorted(uniques, values)
     seen = np.zeros(high + 1, dtype=bool)
     seen[values] = True
     uniques = np.flatnonzero(seen)
@@ -398,7 +400,7 @@ def _row_problems(records: _Records, rows: np.ndarray, numbers: np.ndarray, skip
         if not bad.any():
             return
         bad &= good
-        for code in np.unique(kinds[bad]).tolist():
+        for code in unique_sorted(kinds[bad]).tolist():
             where = np.flatnonzero(bad & (kinds == code))
             for number in numbers[where].tolist():
                 skipped.add(problem.format(kind=name(code)), number)

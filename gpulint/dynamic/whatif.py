@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpulint.dynamic.columns import unique_sorted
 from gpulint.dynamic.histories import Run
 from gpulint.findings import Finding, Pairs
 from gpulint.history import ObjectHistory
@@ -139,7 +140,7 @@ class Profile:
             sizes = np.array([i[2] for i in values], dtype=np.int64)
         else:
             starts, ends, sizes = intervals
-        self.bounds = np.unique(np.concatenate([np.zeros(1, dtype=np.int64), starts, ends,
+        self.bounds = unique_sorted(np.concatenate([np.zeros(1, dtype=np.int64), starts, ends,
                                                 np.asarray(extra_bounds, dtype=np.int64)]))
         delta = np.zeros(len(self.bounds) + 1, dtype=np.int64)
         if len(starts):
@@ -188,7 +189,7 @@ class Profile:
         if not keep.any():
             return self.peak[0]
         a, b, amounts = a[keep], b[keep], amounts[keep]
-        points = np.unique(np.concatenate([a, b]))
+        points = unique_sorted(np.concatenate([a, b]))
         steps = np.zeros(len(points), dtype=np.int64)
         np.add.at(steps, np.searchsorted(points, a), amounts)
         np.add.at(steps, np.searchsorted(points, b), -amounts)
@@ -484,7 +485,7 @@ class WhatIf:
             return [profile.peak[0]] * len(changes)
         # Windows of one change must come sorted and apart (a rule's gaps between uses do).
         same = group[1:] == group[:-1]
-        tangled = np.unique(group[1:][same & (a[1:] < b[:-1])])
+        tangled = unique_sorted(group[1:][same & (a[1:] < b[:-1])])
         heads = np.flatnonzero(np.concatenate([[True], ~same]))
         tails = np.concatenate([heads[1:], [len(group)]]) - 1
         owners = group[heads]
