@@ -19,7 +19,8 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint import models
 from gpulint.findings import Location
-from gpulint.history import Access, Distance, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline, Touch, Unit
+from gpulint.history import (Access, Distance, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline, TimelineBuilder,
+                             Touch, Unit)
 from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
@@ -90,6 +91,34 @@ def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> t
     if unknown_kinds is not None:
         unknown_kinds.update(module.unknown)
     return result
+
+
+def _makes_objects(row: Api) -> bool:
+    """A function's row whose call may give a device value when no device object exists yet (the
+    other roles' handlers act on objects they are given)."""
+    return row.passes_device or row.role in (Role.FACTORY, Role.RAW_ALLOC, Role.TRANSFER, Role.FLUSH)
+
+
+# The last names of the rows that may make a device object (or flush) from nothing, and the
+# methods that may (`x.cuda()`, `x.to(dev)`: the other methods' handlers need a device receiver).
+_MAKERS_BY_NAME = frozenset(name.rsplit(".", 1)[-1] for name, row in models.FUNCTIONS.items() if _makes_objects(row))
+_MAKING_METHODS = frozenset(name for name, row in models.MEMBERS.items() if row.role is Role.TRANSFER)
+# What may stand between a called name and its `(`, read backwards (the pattern runs over the
+# reversed source so that it starts with `(`, which the regular expression engine finds fast):
+# whitespace, a comment (`#...` up to the line's end) or a line continuation.
+_GAP_BACKWARDS = rb"(?:\s|\n[^\n]*#|\n\r?\\)*"
+_MATCH_WORD = re.compile(rb"\bmatch\b")
+
+
+@lru_cache(maxsize=64)
+def _maker_calls_backwards(aliases: tuple[str, ...]) -> re.Pattern[bytes]:
+    """In the reversed source: the `(` of a call of a maker's name (or of a name the imports
+    alias to one), or of a making method (after a `.`)."""
+    def backwards(names):
+        return b"|".join(re.escape(n.encode()[::-1]) for n in sorted(names))
+
+    return re.compile(rb"\(" + _GAP_BACKWARDS + rb"(?:(?:" + backwards(_MAKERS_BY_NAME | set(aliases)) + rb")\b|(?:"
+                      + backwards(_MAKING_METHODS) + rb")" + _GAP_BACKWARDS + rb"\.)")
 
 
 class _Bindings(Bindings):
@@ -220,7 +249,12 @@ class _Module:
             elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
                                "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
                 stack.extend(node.named_children)
-        for name, node, body in scopes:
+        lowered = self.scopes_to_lower([node for _, node, _ in scopes])
+        for index, (name, node, body) in enumerate(scopes):
+            if index not in lowered:
+                # No device object can come to be in it, so no rule has anything to say of it.
+                self.timelines.append(_Scope.unlowered_timeline(self, name, node))
+                continue
             scope = _Scope(self, name, node)
             scope.run(body)
             if scope.has_errors:
@@ -230,6 +264,43 @@ class _Module:
             self.histories.extend(scope.histories())
             self.timelines.append(scope.timeline)
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
+
+    def scopes_to_lower(self, nodes: list[Node]) -> set[int]:
+        """The indexes of the scopes (`nodes[0]` the module, then functions) whose own code may
+        make a device object or flush the cache: those that call, by the name its imports give,
+        an API whose row makes device memory from nothing (a factory, an allocator, a transfer:
+        `torch.zeros(`, `.cuda(`, `.to(`), flushes the cache or passes a device array through;
+        those holding a `match` (a statement the lowering counts as unknown); those with syntax
+        errors.  Every other scope gets an empty timeline without being lowered: it can hold no
+        object (each object starts at such a call), and its events without objects are none that
+        a rule reads (GL101 reads cache flushes, GL102 copies, all of them named here).  Found
+        with one regular expression over the file's bytes, not its tree: a call's name may be
+        followed by whitespace, comments and line continuations before its `(`; a match in a
+        comment or a string only lowers a scope that did not need it."""
+        calls = _maker_calls_backwards(tuple(sorted(alias for alias, target in self.aliases.items()
+                                                     if target.rsplit(".", 1)[-1] in _MAKERS_BY_NAME)))
+        last = len(self.source) - 1
+        places = [last - match.start() for match in calls.finditer(self.source[::-1])]
+        if b"match" in self.source:
+            places += [match.start() for match in _MATCH_WORD.finditer(self.source)]
+        lowered = {0} if nodes[0].has_error else set()
+        spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
+        starts = [start for start, _, _ in spans]
+        parents: list[int] = []  # into `spans`: the innermost function around each, -1 for none
+        open_: list[int] = []
+        for k, (start, _, i) in enumerate(spans):
+            while open_ and spans[open_[-1]][1] <= start:
+                open_.pop()
+            parents.append(open_[-1] if open_ else -1)
+            open_.append(k)
+            if nodes[i].has_error:
+                lowered.add(i)
+        for at in places:
+            k = bisect_right(starts, at) - 1
+            while k >= 0 and spans[k][1] <= at:
+                k = parents[k]
+            lowered.add(spans[k][2] if k >= 0 else 0)
+        return lowered
 
     def collect_imports(self, statements: list[Node]) -> None:
         """Import aliases from the import statements anywhere in the file; where two bind the same
@@ -393,15 +464,16 @@ class _Scope(ScopeLowering):
         stmt = self.stmt_node or node
         return stmt.start_byte, stmt.end_byte
 
+    @staticmethod
+    def unlowered_timeline(module: _Module, name: str, node: Node) -> Timeline:
+        """The timeline of a scope that is not lowered: its span and suites, and its end."""
+        builder = TimelineBuilder(name, Distance.LOOPS)
+        builder.timeline.start_byte, builder.timeline.end_byte = node.start_byte, node.end_byte
+        _add_suites(builder.timeline, module.blocks, node)
+        return builder.finish(Location(module.path, node.end_point[0] + 1, 1), True, "end of scope")
+
     def run(self, body: list[Node]) -> None:
-        # Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
-        # go is span arithmetic.
-        within = self.code_root()
-        if within is not None:
-            blocks = self.m.blocks
-            first = bisect_left(blocks, (within.start_byte, -1))
-            last = bisect_right(blocks, (within.end_byte, within.end_byte))
-            self.timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
+        _add_suites(self.timeline, self.m.blocks, self.node)
         self.block(body)
         if self.node.type == "module":
             # The module's functions read these globals whenever they are called, by this module
@@ -1351,6 +1423,16 @@ class _Scope(ScopeLowering):
         if node.type in ("identifier", "attribute"):
             return bool(_DEVICE_NAME.search(text))
         return False
+
+
+def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
+    """Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
+    go is span arithmetic."""
+    within = scope.child_by_field_name("body") if scope.type == "function_definition" else scope
+    if within is not None:
+        first = bisect_left(blocks, (within.start_byte, -1))
+        last = bisect_right(blocks, (within.end_byte, within.end_byte))
+        timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
 
 
 def _callee(node: Node) -> Node | None:
