@@ -295,3 +295,32 @@ def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
 
         assert spans(blocks) == spans(found.get("block", [])), source
         assert spans(imports) == spans(found.get("import", [])), source
+
+
+def test_only_scopes_that_may_make_a_device_object_are_lowered() -> None:
+    # A comment or a line continuation between a maker's name and its `(`, an aliased maker:
+    # each scope holding one is lowered; a scope with none keeps an empty timeline.
+    objs, unit = histories("""
+import torch
+from torch import zeros as Z
+
+def host_only(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+def spaced(n):
+    a = (torch.empty   # a comment between the name and its call
+         (n, device="cuda"))
+    b = Z \\
+        (n, device="cuda")
+    c = n . \\
+        cuda ()
+    return a, b, c
+""")
+    assert set(objs) == {"a", "b", "c"}
+    timelines = {t.name: t for t in unit.timelines}
+    assert [e.op for e in timelines["host_only"].events] == [Op.EXIT] and not timelines["host_only"].loops
+    assert Op.LAUNCH not in {e.op for e in timelines["<module>"].events}
+    assert {Op.ALLOC, Op.ESCAPE} <= {e.op for e in timelines["spaced"].events}
