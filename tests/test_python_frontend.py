@@ -324,3 +324,21 @@ def spaced(n):
     assert [e.op for e in timelines["host_only"].events] == [Op.EXIT] and not timelines["host_only"].loops
     assert Op.LAUNCH not in {e.op for e in timelines["<module>"].events}
     assert {Op.ALLOC, Op.ESCAPE} <= {e.op for e in timelines["spaced"].events}
+
+
+def test_scope_names_finds_bindings_inside_expressions() -> None:
+    # The walk for a scope's names skips expressions with no `:=` and no `for` in their text.
+    from gpulint.static.python import _Module, _parser
+
+    source = b"""def f(a):
+    print(g(a), (b := a.cuda()))
+    total = sum([x * 2 for x in range(3)])
+    n = len(a)
+    h(lambda: (c := 1))
+"""
+    module = _Module("t.py", source, _parser().parse(source).root_node)
+    module.run()
+    fn = module.root.named_children[0]
+    bound, host = module.names.scope_names(fn)
+    assert {"a", "b", "x", "total", "n", "c"} <= bound
+    assert "b" not in host and {"n", "x"} <= host

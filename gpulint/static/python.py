@@ -229,7 +229,7 @@ class _Module:
         self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
         self.collect_imports(imports)
         self.collect_constants()
-        self.names = Names(self.root, self.text, self.qualify)
+        self.names = Names(self.root, self.source, self.text, self.qualify)
         scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
         stack = list(self.root.named_children)
         while stack:
