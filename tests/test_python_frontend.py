@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from gpulint.history import Access, Op
 from gpulint.static.python import analyse
 
@@ -287,7 +289,7 @@ def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
     ]
     for source in sources:
         root = _parser().parse(source.encode()).root_node
-        blocks, imports = _survey(root)
+        blocks, imports, _ = _survey(root)
         found = QueryCursor(query).captures(root)
 
         def spans(nodes):
@@ -342,3 +344,38 @@ def test_scope_names_finds_bindings_inside_expressions() -> None:
     bound, host = module.names.scope_names(fn)
     assert {"a", "b", "x", "total", "n", "c"} <= bound
     assert "b" not in host and {"n", "x"} <= host
+
+
+def test_host_factories_and_conversions_leave_a_scope_unlowered() -> None:
+    # Only a call that may make a device value where none exists lowers its scope: a factory with
+    # a CUDA `device=`, `.to()` a CUDA device, `.cuda()`; not a host factory, not `.to(dtype)`.
+    _, unit = histories("""
+import torch
+
+def host(n, x):
+    a = torch.zeros(n)
+    for i in range(n):
+        b = x.to(torch.float16) + torch.tensor([i])
+    return a, b
+
+def moved(n, x, device):
+    for i in range(n):
+        b = x.to(device)
+    return b
+
+def made(n):
+    for i in range(n):
+        b = torch.zeros(n, device="cuda:0")
+    return b
+""")
+    timelines = {t.name: t for t in unit.timelines}
+    assert not timelines["host"].loops and [e.op for e in timelines["host"].events] == [Op.EXIT]
+    assert timelines["moved"].loops and timelines["made"].loops
+
+
+def test_a_match_statement_lowers_its_scope_without_any_maker() -> None:
+    # `match` is a statement the lowering counts as unknown: its scope is lowered to count it.
+    from gpulint.static.unknown import UnknownSyntax
+
+    with pytest.raises(UnknownSyntax, match="`match_statement` at line 3"):
+        analyse("t.py", b"def pick(mode):\n    y = 0\n    match mode:\n        case 1:\n            y = 1\n    return y\n")

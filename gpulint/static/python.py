@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from functools import lru_cache
 
 from tree_sitter import Language, Node, Parser
@@ -62,12 +63,13 @@ _SUITE_HOLDERS = frozenset({"module", "block", "if_statement", "elif_clause", "e
                             "decorated_definition", "match_statement", "case_clause"})
 
 
-def _survey(root: Node) -> tuple[list[Node], list[Node]]:
-    """Every block and every import statement of a file, in one walk that enters statements only
-    (and whatever holds a syntax error, where anything may lie): walking every expression too
-    cost a third of the parse."""
+def _survey(root: Node) -> tuple[list[Node], list[Node], list[Node]]:
+    """Every block, every import statement and every `match` statement of a file, in one walk that
+    enters statements only (and whatever holds a syntax error, where anything may lie): walking
+    every expression too cost a third of the parse."""
     blocks: list[Node] = []
     imports: list[Node] = []
+    matches: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -77,9 +79,11 @@ def _survey(root: Node) -> tuple[list[Node], list[Node]]:
             continue
         if kind == "block":
             blocks.append(node)
+        elif kind == "match_statement":
+            matches.append(node)
         if kind in _SUITE_HOLDERS or node.has_error:
             stack.extend(node.named_children)
-    return blocks, imports
+    return blocks, imports, matches
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -107,7 +111,8 @@ _MAKING_METHODS = frozenset(name for name, row in models.MEMBERS.items() if row.
 # reversed source so that it starts with `(`, which the regular expression engine finds fast):
 # whitespace, a comment (`#...` up to the line's end) or a line continuation.
 _GAP_BACKWARDS = rb"(?:\s|\n[^\n]*#|\n\r?\\)*"
-_MATCH_WORD = re.compile(rb"\bmatch\b")
+# The smallest named nodes around a `(` that is no code.
+_NOT_CODE = frozenset({"comment", "string", "string_content", "string_start", "string_end", "escape_sequence"})
 
 
 @lru_cache(maxsize=64)
@@ -224,7 +229,7 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        blocks, imports = _survey(self.root)
+        blocks, imports, matches = _survey(self.root)
         # Every suite's span, by start: a scope's are those within its body.
         self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
         self.collect_imports(imports)
@@ -249,7 +254,7 @@ class _Module:
             elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
                                "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
                 stack.extend(node.named_children)
-        lowered = self.scopes_to_lower([node for _, node, _ in scopes])
+        lowered = self.scopes_to_lower([node for _, node, _ in scopes], [m.start_byte for m in matches])
         for index, (name, node, body) in enumerate(scopes):
             if index not in lowered:
                 # No device object can come to be in it, so no rule has anything to say of it.
@@ -265,24 +270,30 @@ class _Module:
             self.timelines.append(scope.timeline)
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
-    def scopes_to_lower(self, nodes: list[Node]) -> set[int]:
+    def scopes_to_lower(self, nodes: list[Node], unknown_at: list[int]) -> set[int]:
         """The indexes of the scopes (`nodes[0]` the module, then functions) whose own code may
-        make a device object or flush the cache: those that call, by the name its imports give,
-        an API whose row makes device memory from nothing (a factory, an allocator, a transfer:
-        `torch.zeros(`, `.cuda(`, `.to(`), flushes the cache or passes a device array through;
-        those holding a `match` (a statement the lowering counts as unknown); those with syntax
-        errors.  Every other scope gets an empty timeline without being lowered: it can hold no
-        object (each object starts at such a call), and its events without objects are none that
-        a rule reads (GL101 reads cache flushes, GL102 copies, all of them named here).  Found
-        with one regular expression over the file's bytes, not its tree: a call's name may be
-        followed by whitespace, comments and line continuations before its `(`; a match in a
-        comment or a string only lowers a scope that did not need it."""
+        make a device object or flush the cache, those with a statement the lowering counts as
+        unknown (at the offsets `unknown_at`) and those with syntax errors.  Every other scope
+        gets an empty timeline without being lowered: it can hold no object (each object starts
+        at a call that `may_make_objects` accepts, in its scope), and its events without objects
+        are none that a rule reads (GL101 reads cache flushes, GL102 copies, both named there).
+        The calls to look at are found by a regular expression over the file's bytes, not by a
+        walk of its tree: the name of a maker, or of a name the imports alias to one, or a
+        making method after a `.`, then `(`, with whitespace, comments and line continuations
+        allowed in between."""
         calls = _maker_calls_backwards(tuple(sorted(alias for alias, target in self.aliases.items()
                                                      if target.rsplit(".", 1)[-1] in _MAKERS_BY_NAME)))
         last = len(self.source) - 1
-        places = [last - match.start() for match in calls.finditer(self.source[::-1])]
-        if b"match" in self.source:
-            places += [match.start() for match in _MATCH_WORD.finditer(self.source)]
+        places = list(unknown_at)
+        for match in calls.finditer(self.source[::-1]):
+            at = last - match.start()  # the call's `(`
+            node = self.root.named_descendant_for_byte_range(at, at + 1)
+            if node is None or node.type in _NOT_CODE:
+                continue  # `zeros(` in a comment or a string
+            call = node.parent
+            if call is None or call.type != "call" or call.child_by_field_name("arguments") != node \
+                    or self.may_make_objects(call):
+                places.append(at)  # not a call as expected: lowered, to be safe
         lowered = {0} if nodes[0].has_error else set()
         spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
         starts = [start for start, _, _ in spans]
@@ -301,6 +312,35 @@ class _Module:
                 k = parents[k]
             lowered.add(spans[k][2] if k >= 0 else 0)
         return lowered
+
+    def may_make_objects(self, call: Node) -> bool:
+        """Whether this call may give a device value (or flush the cache) in a scope where no
+        device value exists yet: what `_Scope.call` does with it then, read from its syntax
+        alone.  A factory makes a device array only with a CUDA `device=` (or a template already
+        on the device, which another call must have made), `.to(t)` only to a CUDA `t`; an
+        allocator, an upload, a flush and a row that passes device arrays through always may."""
+        function = call.child_by_field_name("function")
+        args = call.child_by_field_name("arguments")
+        qual = self.qualify(function)
+        last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
+        positional: list[Node] = []
+        keywords: dict[str, Node] = {}
+        for a in (args.named_children if args is not None else []):
+            if a.type == "keyword_argument":
+                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+            elif a.type != "comment":
+                positional.append(a)
+        row = models.function(qual, last)
+        if row is not None and _makes_objects(row):
+            if row.role is not Role.FACTORY or row.passes_device or row.device == ALWAYS or \
+                    _is_cuda_device(self.text, keywords.get(DEVICE_KEYWORD)):
+                return True
+            return False  # a factory on the host: its handler says so, no method is asked
+        member = models.member(last) if function is not None and function.type == "attribute" else None
+        if member is None or member.role is not Role.TRANSFER:
+            return False
+        target = keywords.get(DEVICE_KEYWORD) or (positional[0] if positional else None)
+        return member.device == ALWAYS or _is_cuda_device(self.text, target)
 
     def collect_imports(self, statements: list[Node]) -> None:
         """Import aliases from the import statements anywhere in the file; where two bind the same
@@ -1411,18 +1451,22 @@ class _Scope(ScopeLowering):
         return Size(total, text if total is None else str(total), constant, names | self.derived_names(names), span)
 
     def is_cuda_device(self, node: Node | None) -> bool:
-        if node is None:
-            return False
-        text = self.text(node)
-        if node.type == "string":
-            return "cuda" in text
-        if node.type == "call":
-            args = node.child_by_field_name("arguments")
-            return "device" in self.text(node.child_by_field_name("function")) and args is not None and any(
-                self.is_cuda_device(a) for a in args.named_children)
-        if node.type in ("identifier", "attribute"):
-            return bool(_DEVICE_NAME.search(text))
+        return _is_cuda_device(self.text, node)
+
+
+def _is_cuda_device(text: Callable[[Node | None], str], node: Node | None) -> bool:
+    """Whether an expression names a CUDA device: `"cuda:0"`, `device`, `torch.device("cuda")`."""
+    if node is None:
         return False
+    if node.type == "string":
+        return "cuda" in text(node)
+    if node.type == "call":
+        args = node.child_by_field_name("arguments")
+        return "device" in text(node.child_by_field_name("function")) and args is not None and any(
+            _is_cuda_device(text, a) for a in args.named_children)
+    if node.type in ("identifier", "attribute"):
+        return bool(_DEVICE_NAME.search(text(node)))
+    return False
 
 
 def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
