@@ -111,6 +111,9 @@ _MAKING_METHODS = frozenset(name for name, row in models.MEMBERS.items() if row.
 # reversed source so that it starts with `(`, which the regular expression engine finds fast):
 # whitespace, a comment (`#...` up to the line's end) or a line continuation.
 _GAP_BACKWARDS = rb"(?:\s|\n[^\n]*#|\n\r?\\)*"
+# Literals and the parts of a string outside its `{...}`: their value reads no name.
+_READS_NOTHING = frozenset({"integer", "float", "true", "false", "none", "ellipsis", "string_start", "string_content",
+                            "string_end", "escape_sequence"})
 # The smallest named nodes around a `(` that is no code.
 _NOT_CODE = frozenset({"comment", "string", "string_content", "string_start", "string_end", "escape_sequence"})
 
@@ -209,6 +212,7 @@ class _Module:
         self.path = path
         self.source = source
         self.ascii = source.isascii()  # columns need converting only when it is not
+        self.text = _text_of(source, self.ascii)
         self.root = root
         self.aliases: dict[str, str] = {}
         self.constants: dict[str, int] = {}
@@ -217,9 +221,6 @@ class _Module:
         self.histories: list[ObjectHistory] = []
         self.timelines: list[Timeline] = []
         self.skipped: list[str] = []
-
-    def text(self, node: Node | None) -> str:
-        return "" if node is None else self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
     def location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
@@ -324,7 +325,7 @@ class _Module:
         qual = self.qualify(function)
         last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
         positional: list[Node] = []
-        keywords: dict[str, Node] = {}
+        keywords: dict[str, Node | None] = {}
         for a in (args.named_children if args is not None else []):
             if a.type == "keyword_argument":
                 keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
@@ -429,6 +430,7 @@ class _Scope(ScopeLowering):
     def __init__(self, module: _Module, name: str, node: Node) -> None:
         super().__init__(name, _Bindings(), Distance.LOOPS)
         self.m = module
+        self.text = module.text
         self.name = name
         self.node = node
         self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
@@ -493,9 +495,6 @@ class _Scope(ScopeLowering):
     # ------------------------------------------------------------------ results
     def histories(self) -> list[ObjectHistory]:
         return [h for h in self.objects.values() if h.alloc is not None]
-
-    def text(self, node: Node | None) -> str:
-        return self.m.text(node)
 
     def location_of(self, node: Node) -> Location:
         return self.m.location(node)
@@ -1073,6 +1072,9 @@ class _Scope(ScopeLowering):
             if captures is not None:  # a function of the scope: using it may run it
                 return _Value(uses=self.captured(captures), captures=captures)
             return _Value()
+        if kind in _READS_NOTHING or (kind == "string" and not any(
+                c.type == "interpolation" for c in node.named_children)):
+            return _Value()
         if kind == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
             if len(inner) == 1:
@@ -1467,6 +1469,23 @@ def _is_cuda_device(text: Callable[[Node | None], str], node: Node | None) -> bo
     if node.type in ("identifier", "attribute"):
         return bool(_DEVICE_NAME.search(text(node)))
     return False
+
+
+def _text_of(source: bytes, ascii: bool) -> Callable[[Node | None], str]:
+    """A node's text: of an ASCII file, a slice of the file decoded once (byte offsets are
+    character offsets there); else its bytes decoded."""
+    if ascii:
+        chars = source.decode("ascii")
+
+        def ascii_text(node: Node | None) -> str:
+            return "" if node is None else chars[node.start_byte:node.end_byte]
+
+        return ascii_text
+
+    def text(node: Node | None) -> str:
+        return "" if node is None else source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    return text
 
 
 def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
