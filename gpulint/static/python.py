@@ -505,10 +505,10 @@ class _Scope(ScopeLowering):
 
     @staticmethod
     def unlowered_timeline(module: _Module, name: str, node: Node) -> Timeline:
-        """The timeline of a scope that is not lowered: its span and suites, and its end."""
+        """The timeline of a scope that is not lowered: its span and its end (no suites: they
+        are for the fixes of objects, and it has none)."""
         builder = TimelineBuilder(name, Distance.LOOPS)
         builder.timeline.start_byte, builder.timeline.end_byte = node.start_byte, node.end_byte
-        _add_suites(builder.timeline, module.blocks, node)
         return builder.finish(Location(module.path, node.end_point[0] + 1, 1), True, "end of scope")
 
     def run(self, body: list[Node]) -> None:
