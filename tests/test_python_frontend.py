@@ -379,3 +379,20 @@ def test_a_match_statement_lowers_its_scope_without_any_maker() -> None:
 
     with pytest.raises(UnknownSyntax, match="`match_statement` at line 3"):
         analyse("t.py", b"def pick(mode):\n    y = 0\n    match mode:\n        case 1:\n            y = 1\n    return y\n")
+
+
+def test_an_outer_loop_has_the_names_of_the_loops_inside_it() -> None:
+    # A loop inside another is walked once for its names; the outer loop has them too.
+    _, unit = histories("""
+def f(n, x, out):
+    for i in range(n):
+        for j in range(n):
+            y = x.cuda()
+            out.append(y + j)
+        while n:
+            n -= 1
+""")
+    (timeline,) = [t for t in unit.timelines if t.name == "f"]
+    outer, inner, second = sorted(timeline.loops.values(), key=lambda loop: loop.location.row)
+    assert outer.modified == {"i", "j", "y", "n"} and outer.written == {"out"}
+    assert inner.modified == {"j", "y"} and inner.written == {"out"} and second.modified == {"n"}

@@ -448,6 +448,7 @@ class _Scope(ScopeLowering):
         # `src = buf if need else x`: the objects `src` was bound to, and the arm each is in.
         self.chosen: dict[str, tuple[frozenset[int], dict[int, Guard]]] = {}
         self._names: tuple[frozenset[str], frozenset[str]] | None = None
+        self._loop_names: dict[tuple[int, int], tuple[set[str], set[str], set[str]]] = {}  # by the loop's span
         self.maybe_device = self.parameters_maybe_on_device()
 
     def bound(self) -> frozenset[str]:
@@ -990,7 +991,11 @@ class _Scope(ScopeLowering):
         (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  The walk
         carries each node's parent and grandparent: tree-sitter's `Node.parent` searches down from
         the root, so asking it per identifier was quadratic in the nesting depth (a 50,000-term
-        expression: 40 s)."""
+        expression: 40 s).  A loop inside is walked once, its names kept for its own lowering."""
+        key = (loop.start_byte, loop.end_byte)
+        known = self._loop_names.get(key)
+        if known is not None:
+            return known
         values: set[str] = set()
         contents: set[str] = set()
         read: set[str] = set()
@@ -998,6 +1003,13 @@ class _Scope(ScopeLowering):
         while stack:
             n, parent, grandparent = stack.pop()
             kind = n.type
+            if n is not loop and (kind == "for_statement" or kind == "while_statement"):
+                # A loop inside: its names, walked once (its own lowering asks again).
+                inner = self.loop_names(n)
+                values |= inner[0]
+                contents |= inner[1]
+                read |= inner[2]
+                continue
             if kind == "identifier":
                 if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
                     continue
@@ -1039,6 +1051,7 @@ class _Scope(ScopeLowering):
                             contents.add(root)
             elif kind == "named_expression":
                 values.add(self.text(n.child_by_field_name("name")))
+        self._loop_names[key] = (values, contents, read)
         return values, contents, read
 
     # ------------------------------------------------------------------ expressions
