@@ -330,7 +330,8 @@ def spaced(n):
 
 def test_scope_names_finds_bindings_inside_expressions() -> None:
     # The walk for a scope's names skips expressions with no `:=` and no `for` in their text.
-    from gpulint.static.python import _Module, _parser
+    from gpulint.static.python import _Module, _parser, _survey
+    from gpulint.static.python_names import Names
 
     source = b"""def f(a):
     print(g(a), (b := a.cuda()))
@@ -339,9 +340,9 @@ def test_scope_names_finds_bindings_inside_expressions() -> None:
     h(lambda: (c := 1))
 """
     module = _Module("t.py", source, _parser().parse(source).root_node)
-    module.run()
+    module.collect_imports(_survey(module.root)[1])
     fn = module.root.named_children[0]
-    bound, host = module.names.scope_names(fn)
+    bound, host = Names(module.root, source, module.text, module.qualify).scope_names(fn)
     assert {"a", "b", "x", "total", "n", "c"} <= bound
     assert "b" not in host and {"n", "x"} <= host
 
