@@ -397,3 +397,21 @@ def f(n, x, out):
     outer, inner, second = sorted(timeline.loops.values(), key=lambda loop: loop.location.row)
     assert outer.modified == {"i", "j", "y", "n"} and outer.written == {"out"}
     assert inner.modified == {"j", "y"} and inner.written == {"out"} and second.modified == {"n"}
+
+
+def test_a_files_objects_are_freed_with_its_unit() -> None:
+    # No reference cycle keeps a file's histories for the cyclic collector (which would walk them
+    # all at each collection while they wait).
+    import gc
+
+    source = b"import torch\ndef f(n):\n    x = torch.zeros(n, device='cuda')\n    for i in range(n):\n" \
+             b"        x.add_(i)\n    return x.sum().item()\n"
+    gc.collect()
+    gc.disable()
+    try:
+        unit, _ = analyse("t.py", source)
+        assert unit.histories
+        del unit
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
