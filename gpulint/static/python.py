@@ -993,10 +993,11 @@ class _Scope(ScopeLowering):
 
     def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:
         """In one walk of the loop: the names it rebinds, the names whose contents it may change
-        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  The walk
-        carries each node's parent and grandparent: tree-sitter's `Node.parent` searches down from
-        the root, so asking it per identifier was quadratic in the nesting depth (a 50,000-term
-        expression: 40 s).  A loop inside is walked once, its names kept for its own lowering."""
+        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  An
+        assignment marks the names it only assigns before the walk reaches them (tree-sitter's
+        `Node.parent` searches down from the root: asking it per identifier was quadratic in the
+        nesting depth, a 50,000-term expression took 40 s).  A loop inside is walked once, its
+        names kept for its own lowering."""
         key = (loop.start_byte, loop.end_byte)
         known = self._loop_names.get(key)
         if known is not None:
@@ -1004,10 +1005,17 @@ class _Scope(ScopeLowering):
         values: set[str] = set()
         contents: set[str] = set()
         read: set[str] = set()
-        stack: list[tuple[Node, Node | None, Node | None]] = [(loop, loop.parent, None)]
+        # Identifiers only assigned to (`x = ...`, `a, b = ...`): their assignment, met first,
+        # records where they start.
+        assigned: set[int] = set()
+        stack: list[Node] = [loop]
         while stack:
-            n, parent, grandparent = stack.pop()
+            n = stack.pop()
             kind = n.type
+            if kind == "identifier":
+                if n.start_byte not in assigned:
+                    read.add(self.text(n))
+                continue
             if n is not loop and (kind == "for_statement" or kind == "while_statement"):
                 # A loop inside: its names, walked once (its own lowering asks again).
                 inner = self.loop_names(n)
@@ -1015,17 +1023,16 @@ class _Scope(ScopeLowering):
                 contents |= inner[1]
                 read |= inner[2]
                 continue
-            if kind == "identifier":
-                if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
-                    continue
-                if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
-                        and grandparent.type == "assignment":
-                    continue
-                read.add(self.text(n))
-                continue
-            stack.extend((child, n, parent) for child in reversed(n.named_children))
+            children = n.named_children
+            stack.extend(reversed(children))
             if kind in ("assignment", "augmented_assignment"):
                 left = n.child_by_field_name("left")
+                if kind == "assignment":
+                    if left is not None and left.type == "identifier":
+                        assigned.add(left.start_byte)
+                    for child in children:
+                        if child.type in ("pattern_list", "tuple_pattern"):
+                            assigned.update(c.start_byte for c in child.named_children if c.type == "identifier")
                 for target in _flatten_targets([left] if left is not None else []):
                     if target.type == "identifier":
                         values.add(self.text(target))
