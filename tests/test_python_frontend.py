@@ -289,7 +289,7 @@ def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
     ]
     for source in sources:
         root = _parser().parse(source.encode()).root_node
-        blocks, imports, _ = _survey(root)
+        blocks, imports = _survey(root)[:2]
         found = QueryCursor(query).captures(root)
 
         def spans(nodes):
@@ -415,3 +415,41 @@ def test_a_files_objects_are_freed_with_its_unit() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_the_survey_finds_the_function_scopes_in_the_order_of_a_walk_of_statements() -> None:
+    """The function scopes come from the survey's walk: the same functions, in the same order, as a
+    walk of the statements the lowering takes as a scope's own (function and class bodies, the
+    statements `if`, `for`, `while`, `try`, `with` hold; not `match`, not what a syntax error hides)."""
+    from gpulint.static.python import _parser, _survey
+
+    def reference(root):
+        found, stack = [], list(root.named_children)
+        while stack:
+            node = stack.pop()
+            if node.type == "decorated_definition":
+                node = node.child_by_field_name("definition") or node
+            if node.type == "function_definition":
+                found.append(node)
+                stack.extend(node.child_by_field_name("body").named_children)
+            elif node.type == "class_definition":
+                stack.extend(node.child_by_field_name("body").named_children)
+            elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
+                               "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
+                stack.extend(node.named_children)
+        return [(n.start_byte, n.end_byte) for n in found]
+
+    sources = [
+        "def a():\n    def b():\n        pass\n    class C:\n        @d\n        def m(self):\n            def n():\n"
+        "                pass\n    if x:\n        def e():\n            pass\n    else:\n        for i in y:\n"
+        "            def f():\n                pass\n\ndef g():\n    pass\n",
+        "match x:\n    case 1:\n        def h():\n            pass\ntry:\n    def i():\n        pass\n"
+        "except* E:\n    def j():\n        pass\nfinally:\n    def k():\n        pass\n",
+        "x = f(\ndef g():\n    def h():\n        pass\n",
+        "with a as b:\n    while c:\n        @dec(1)\n        class D:\n            def m(self, x=lambda: 0):\n"
+        "                pass\nprint(1 +\ndef p():\n    pass\n",
+        "def q(a, b=(\n    def r(): pass\n",
+    ]
+    for source in sources:
+        root = _parser().parse(source.encode()).root_node
+        assert [(n.start_byte, n.end_byte) for n in _survey(root).functions] == reference(root), source

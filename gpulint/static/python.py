@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 from tree_sitter import Language, Node, Parser
 
@@ -63,16 +64,36 @@ _SUITE_HOLDERS = frozenset({"module", "block", "if_statement", "elif_clause", "e
                             "decorated_definition", "match_statement", "case_clause"})
 
 
-def _survey(root: Node) -> tuple[list[Node], list[Node], list[Node]]:
-    """Every block, every import statement and every `match` statement of a file, in one walk that
-    enters statements only (and whatever holds a syntax error, where anything may lie): walking
-    every expression too cost a third of the parse."""
+# The statements whose statements the lowering takes as its scope's own (besides a function's or
+# class's body, and a decorated definition's definition).
+_SCOPE_STATEMENT_HOLDERS = frozenset({"if_statement", "try_statement", "with_statement", "block", "else_clause",
+                                      "elif_clause", "except_clause", "finally_clause", "for_statement",
+                                      "while_statement"})
+
+
+class _Survey(NamedTuple):
+    """What one walk of a file's statements finds."""
+
+    blocks: list[Node]
+    imports: list[Node]
+    matches: list[Node]  # `match` statements
+    # The functions that are scopes: those reached from the module through the bodies of
+    # functions, classes and `_SCOPE_STATEMENT_HOLDERS`, in the order the lowering takes them.
+    functions: list[Node]
+
+
+def _survey(root: Node) -> _Survey:
+    """Every block, every import statement, every `match` statement and every function scope of a
+    file, in one walk that enters statements only (and whatever holds a syntax error, where
+    anything may lie): walking every expression too cost a third of the parse.  Each node on the
+    stack carries whether it is a statement of a scope (where a function is a scope)."""
     blocks: list[Node] = []
     imports: list[Node] = []
     matches: list[Node] = []
-    stack = [root]
+    functions: list[Node] = []
+    stack = [(node, True) for node in root.named_children]
     while stack:
-        node = stack.pop()
+        node, scoped = stack.pop()
         kind = node.type
         if kind == "import_statement" or kind == "import_from_statement":
             imports.append(node)
@@ -81,9 +102,23 @@ def _survey(root: Node) -> tuple[list[Node], list[Node], list[Node]]:
             blocks.append(node)
         elif kind == "match_statement":
             matches.append(node)
-        if kind in _SUITE_HOLDERS or node.has_error:
-            stack.extend(node.named_children)
-    return blocks, imports, matches
+        if not (kind in _SUITE_HOLDERS or node.has_error):
+            continue
+        children = node.named_children
+        if not scoped:
+            stack.extend((child, False) for child in children)
+        elif kind == "function_definition" or kind == "class_definition":
+            body = node.child_by_field_name("body")
+            if kind == "function_definition" and body is not None:
+                functions.append(node)
+            stack.extend((child, child == body) for child in children)
+        elif kind == "decorated_definition":
+            definition = node.child_by_field_name("definition")
+            stack.extend((child, child == definition) for child in children)
+        else:
+            inside = kind in _SCOPE_STATEMENT_HOLDERS
+            stack.extend((child, inside) for child in children)
+    return _Survey(blocks, imports, matches, functions)
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -230,39 +265,23 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        blocks, imports, matches = _survey(self.root)
+        survey = _survey(self.root)
         # Every suite's span, by start: a scope's are those within its body.
-        self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
-        self.collect_imports(imports)
+        self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
+        self.collect_imports(survey.imports)
         self.collect_constants()
         self.names = Names(self.root, self.source, self.text, self.qualify)
-        scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
-        stack = list(self.root.named_children)
-        while stack:
-            node = stack.pop()
-            if node.type == "decorated_definition":
-                node = node.child_by_field_name("definition") or node
-            if node.type == "function_definition":
-                body = node.child_by_field_name("body")
-                name = self.text(node.child_by_field_name("name"))
-                if body is not None:
-                    scopes.append((name, node, body.named_children))
-                    stack.extend(body.named_children)
-            elif node.type == "class_definition":
-                body = node.child_by_field_name("body")
-                if body is not None:
-                    stack.extend(body.named_children)
-            elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
-                               "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
-                stack.extend(node.named_children)
-        lowered = self.scopes_to_lower([node for _, node, _ in scopes], [m.start_byte for m in matches])
-        for index, (name, node, body) in enumerate(scopes):
+        scopes: list[tuple[str, Node]] = [("<module>", self.root)]
+        scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
+        lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
+        for index, (name, node) in enumerate(scopes):
             if index not in lowered:
                 # No device object can come to be in it, so no rule has anything to say of it.
                 self.timelines.append(_Scope.unlowered_timeline(self, name, node))
                 continue
             scope = _Scope(self, name, node)
-            scope.run(body)
+            body = node.child_by_field_name("body") if index else node
+            scope.run(body.named_children if body is not None else [])
             if scope.has_errors:
                 self.skipped.append(name)
                 for h in scope.histories():
