@@ -21,8 +21,7 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint import models
 from gpulint.findings import Location
-from gpulint.history import (Access, Distance, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline, TimelineBuilder,
-                             Touch, Unit)
+from gpulint.history import Access, Distance, Guard, Kind, ObjectHistory, Op, Size, SizeUnit, Timeline, Touch, Unit
 from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
@@ -530,11 +529,10 @@ class _Scope(ScopeLowering):
 
     @staticmethod
     def unlowered_timeline(module: _Module, name: str, node: Node) -> Timeline:
-        """The timeline of a scope that is not lowered: its span and its end (no suites: they
-        are for the fixes of objects, and it has none)."""
-        builder = TimelineBuilder(name, Distance.LOOPS)
-        builder.timeline.start_byte, builder.timeline.end_byte = node.start_byte, node.end_byte
-        return builder.finish(Location(module.path, node.end_point[0] + 1, 1), True, "end of scope")
+        """The timeline of a scope that is not lowered: its span and its end, no events (nothing
+        in it touches a device object), no suites (they are for the fixes of objects)."""
+        return Timeline(name=name, end=Location(module.path, node.end_point[0] + 1, 1), start_byte=node.start_byte,
+                        end_byte=node.end_byte, distance=Distance.LOOPS)
 
     def run(self, body: list[Node]) -> None:
         _add_suites(self.timeline, self.m.blocks, self.node)
