@@ -453,3 +453,15 @@ def test_the_survey_finds_the_function_scopes_in_the_order_of_a_walk_of_statemen
     for source in sources:
         root = _parser().parse(source.encode()).root_node
         assert [(n.start_byte, n.end_byte) for n in _survey(root).functions] == reference(root), source
+
+
+def test_the_lowering_screen_knows_every_role_handler() -> None:
+    # `_Module.may_make_objects` decides which calls may make a device object from nothing by the
+    # roles the lowering handles; a new handler must be placed there too (or a scope could go
+    # unlowered that now makes objects).
+    from gpulint.models.api import Role
+    from gpulint.static.python import _Scope
+
+    assert set(_Scope.FUNCTION_ROLES) == {Role.RETAINING, Role.FACTORY, Role.RAW_ALLOC, Role.TRANSFER, Role.FREE,
+                                          Role.FLUSH, Role.FULL_WRITE}
+    assert set(_Scope.METHOD_ROLES) == {Role.FULL_WRITE, Role.TRANSFER, Role.FACTORY}
