@@ -12,6 +12,10 @@ Times, on each corpus it finds, the best of `--repeat` runs of:
   thread (RAYON_NUM_THREADS=1);
 * `python -m flake8 --jobs 1 --isolated` (best of `--slow-repeat`: about 90 s per run on torch).
 
+Under each corpus's table, where gpulint's in-process time goes (parse, lowering in the Python
+frontend, rules, the rest); after the tables, the CLI's start-up (`gpulint check` of a one-line
+file, next to `python -c pass`), which every CLI row includes.
+
 CPU time is user+sys of the tool's process and its children (`getrusage`), so it is per core
 whatever a tool does with threads; wall time is printed next to it. The corpora:
 
@@ -1404,6 +1408,83 @@ def time_gpulint_in_process(corpus: Corpus, repeat: int) -> Timing:
     return timing
 
 
+@dataclass
+class Phases:
+    """Where `check_paths`' CPU time goes on a corpus, in this process (best of `repeat` each):
+    tree-sitter's parse, the Python frontend after it (lowering to histories), the rules, and the
+    rest (discovery, reading, suppressions, results)."""
+
+    parse: float
+    lowering: float
+    rules: float
+    rest: float
+    error: str = ""
+
+
+def time_phases(corpus: Corpus, repeat: int, check_paths_cpu: float | None) -> Phases | None:
+    """The phases of gpulint's in-process run; the rest is `check_paths_cpu` less the others."""
+    try:
+        sys.path.insert(0, str(REPO))
+        from gpulint.config import Settings
+        from gpulint.engine import analyse_unit
+        from gpulint.rules import RULES
+        from gpulint.static import python as frontend
+    except Exception as exc:
+        return Phases(0, 0, 0, 0, f"cannot import gpulint ({type(exc).__name__}: {exc})")
+    settings = Settings(jobs=1, select=("ALL",), min_bytes=0)
+    codes = sorted(RULES)
+    sources = [(str(path), path.read_bytes()) for path in corpus.files]
+    parser = frontend._parser()
+    units: list = []
+
+    def best(run: Callable[[], object]) -> float:
+        seconds = None
+        for _ in range(repeat):
+            gc.collect()
+            c0 = time.process_time()
+            run()
+            elapsed = time.process_time() - c0
+            seconds = elapsed if seconds is None else min(seconds, elapsed)
+        return seconds or 0.0
+
+    def lower() -> None:
+        units.clear()
+        units.extend(frontend.analyse(name, source)[0] for name, source in sources)
+
+    parse = best(lambda: [parser.parse(source) for _, source in sources])
+    lowering = best(lower) - parse  # `analyse` parses, then lowers
+    rules = best(lambda: [analyse_unit(unit, codes, settings) for unit in units])
+    rest = (check_paths_cpu - parse - lowering - rules) if check_paths_cpu else 0.0
+    return Phases(parse, lowering, rules, max(rest, 0.0))
+
+
+def time_startup(repeat: int) -> tuple[float | None, float | None]:
+    """CPU seconds of `gpulint check` on a one-line Python file (interpreter, imports, the frontend's
+    first use) and of `python -c pass`: what the CLI pays whatever the corpus."""
+    with tempfile.TemporaryDirectory(prefix="gpulint-pystartup-") as tmp:
+        tiny = Path(tmp) / "tiny.py"
+        tiny.write_text("x = 1\n", encoding="utf-8")
+        check = Timing("start-up")
+        best_of(check, repeat, [sys.executable, "-m", "gpulint", "check", "--select", "ALL", "--no-cache", "--jobs",
+                                "1", "--format", "json", "--exit-zero", str(tiny)], gpulint_env(), REPO, (0,))
+        bare = Timing("python")
+        best_of(bare, repeat, [sys.executable, "-c", "pass"], gpulint_env(), REPO, (0,))
+    return check.cpu, bare.cpu
+
+
+def print_phases(corpus: Corpus, phases: Phases | None) -> None:
+    if phases is None:
+        return
+    if phases.error:
+        print(f"  in-process phases: skipped: {phases.error}")
+        return
+    parts = [("tree-sitter parse", phases.parse), ("lowering (python.py)", phases.lowering),
+             ("rules", phases.rules), ("the rest", phases.rest)]
+    total = sum(seconds for _, seconds in parts) or 1.0
+    print("  in-process phases: " + ", ".join(f"{name} {seconds:.3f} s ({seconds / total:.0%})"
+                                               for name, seconds in parts))
+
+
 def time_parse_only(corpus: Corpus, repeat: int) -> Timing:
     """tree-sitter-python's parse of every file, and nothing else: the floor of a tree-sitter frontend."""
     timing = Timing("tree-sitter parse only")
@@ -1603,14 +1684,20 @@ def main(argv: list[str] | None = None) -> int:
               f"`--jobs 1`, Ruff with RAYON_NUM_THREADS=1.")
         results: list[tuple[Corpus, list[Timing]]] = []
         for corpus in corpora:
+            in_process = time_gpulint_in_process(corpus, args.repeat)
             timings = [time_parse_only(corpus, args.repeat),
                        time_gpulint_check(corpus, args.repeat),
-                       time_gpulint_in_process(corpus, args.repeat),
+                       in_process,
                        time_ruff(corpus, args.repeat, every_rule=False),
                        time_ruff(corpus, args.repeat, every_rule=True),
                        time_flake8(corpus, args.slow_repeat)]
             results.append((corpus, timings))
             print_corpus_table(corpus, timings)
+            print_phases(corpus, time_phases(corpus, args.repeat, in_process.cpu) if not in_process.error else None)
+        startup, bare = time_startup(args.repeat)
+        if startup is not None:
+            print(f"\nstart-up: `gpulint check` of a one-line file {startup:.3f} s CPU (`python -c pass` "
+                  f"{bare:.3f} s): every CLI row above includes it")
         print_machine(machine_description(), today())
         print(f"target: >= {TARGET_PYTHON_LINES_PER_S:,} lines/s per core in CPU time (issue 19, point 3)")
         for line in verdicts(results):

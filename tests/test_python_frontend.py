@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from gpulint.history import Access, Op
 from gpulint.static.python import analyse
 
@@ -287,7 +289,7 @@ def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
     ]
     for source in sources:
         root = _parser().parse(source.encode()).root_node
-        blocks, imports = _survey(root)
+        blocks, imports = _survey(root)[:2]
         found = QueryCursor(query).captures(root)
 
         def spans(nodes):
@@ -295,3 +297,171 @@ def test_the_survey_finds_every_block_and_import_a_query_finds() -> None:
 
         assert spans(blocks) == spans(found.get("block", [])), source
         assert spans(imports) == spans(found.get("import", [])), source
+
+
+def test_only_scopes_that_may_make_a_device_object_are_lowered() -> None:
+    # A comment or a line continuation between a maker's name and its `(`, an aliased maker:
+    # each scope holding one is lowered; a scope with none keeps an empty timeline.
+    objs, unit = histories("""
+import torch
+from torch import zeros as Z
+
+def host_only(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+def spaced(n):
+    a = (torch.empty   # a comment between the name and its call
+         (n, device="cuda"))
+    b = Z \\
+        (n, device="cuda")
+    c = n . \\
+        cuda ()
+    return a, b, c
+""")
+    assert set(objs) == {"a", "b", "c"}
+    timelines = {t.name: t for t in unit.timelines}
+    assert not timelines["host_only"].events and not timelines["host_only"].loops
+    assert Op.LAUNCH not in {e.op for e in timelines["<module>"].events}
+    assert {Op.ALLOC, Op.ESCAPE} <= {e.op for e in timelines["spaced"].events}
+
+
+def test_scope_names_finds_bindings_inside_expressions() -> None:
+    # The walk for a scope's names skips expressions with no `:=` and no `for` in their text.
+    from gpulint.static.python import _Module, _parser, _survey
+    from gpulint.static.python_names import Names
+
+    source = b"""def f(a):
+    print(g(a), (b := a.cuda()))
+    total = sum([x * 2 for x in range(3)])
+    n = len(a)
+    h(lambda: (c := 1))
+"""
+    module = _Module("t.py", source, _parser().parse(source).root_node)
+    module.collect_imports(_survey(module.root)[1])
+    fn = module.root.named_children[0]
+    bound, host = Names(module.root, source, module.text, module.qualify).scope_names(fn)
+    assert {"a", "b", "x", "total", "n", "c"} <= bound
+    assert "b" not in host and {"n", "x"} <= host
+
+
+def test_host_factories_and_conversions_leave_a_scope_unlowered() -> None:
+    # Only a call that may make a device value where none exists lowers its scope: a factory with
+    # a CUDA `device=`, `.to()` a CUDA device, `.cuda()`; not a host factory, not `.to(dtype)`.
+    _, unit = histories("""
+import torch
+
+def host(n, x):
+    a = torch.zeros(n)
+    for i in range(n):
+        b = x.to(torch.float16) + torch.tensor([i])
+    return a, b
+
+def moved(n, x, device):
+    for i in range(n):
+        b = x.to(device)
+    return b
+
+def made(n):
+    for i in range(n):
+        b = torch.zeros(n, device="cuda:0")
+    return b
+""")
+    timelines = {t.name: t for t in unit.timelines}
+    assert not timelines["host"].loops and not timelines["host"].events
+    assert timelines["moved"].loops and timelines["made"].loops
+
+
+def test_a_match_statement_lowers_its_scope_without_any_maker() -> None:
+    # `match` is a statement the lowering counts as unknown: its scope is lowered to count it.
+    from gpulint.static.unknown import UnknownSyntax
+
+    with pytest.raises(UnknownSyntax, match="`match_statement` at line 3"):
+        analyse("t.py", b"def pick(mode):\n    y = 0\n    match mode:\n        case 1:\n            y = 1\n    return y\n")
+
+
+def test_an_outer_loop_has_the_names_of_the_loops_inside_it() -> None:
+    # A loop inside another is walked once for its names; the outer loop has them too.
+    _, unit = histories("""
+def f(n, x, out):
+    for i in range(n):
+        for j in range(n):
+            y = x.cuda()
+            out.append(y + j)
+        while n:
+            n -= 1
+""")
+    (timeline,) = [t for t in unit.timelines if t.name == "f"]
+    outer, inner, second = sorted(timeline.loops.values(), key=lambda loop: loop.location.row)
+    assert outer.modified == {"i", "j", "y", "n"} and outer.written == {"out"}
+    assert inner.modified == {"j", "y"} and inner.written == {"out"} and second.modified == {"n"}
+
+
+def test_a_files_objects_are_freed_with_its_unit() -> None:
+    # No reference cycle keeps a file's histories for the cyclic collector (which would walk them
+    # all at each collection while they wait).
+    import gc
+
+    source = b"import torch\ndef f(n):\n    x = torch.zeros(n, device='cuda')\n    for i in range(n):\n" \
+             b"        x.add_(i)\n    return x.sum().item()\n"
+    gc.collect()
+    gc.disable()
+    try:
+        unit, _ = analyse("t.py", source)
+        assert unit.histories
+        del unit
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_the_survey_finds_the_function_scopes_in_the_order_of_a_walk_of_statements() -> None:
+    """The function scopes come from the survey's walk: the same functions, in the same order, as a
+    walk of the statements the lowering takes as a scope's own (function and class bodies, the
+    statements `if`, `for`, `while`, `try`, `with` hold; not `match`, not what a syntax error hides)."""
+    from gpulint.static.python import _parser, _survey
+
+    def reference(root):
+        found, stack = [], list(root.named_children)
+        while stack:
+            node = stack.pop()
+            if node.type == "decorated_definition":
+                node = node.child_by_field_name("definition") or node
+            if node.type == "function_definition":
+                found.append(node)
+                stack.extend(node.child_by_field_name("body").named_children)
+            elif node.type == "class_definition":
+                stack.extend(node.child_by_field_name("body").named_children)
+            elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
+                               "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
+                stack.extend(node.named_children)
+        return [(n.start_byte, n.end_byte) for n in found]
+
+    sources = [
+        "def a():\n    def b():\n        pass\n    class C:\n        @d\n        def m(self):\n            def n():\n"
+        "                pass\n    if x:\n        def e():\n            pass\n    else:\n        for i in y:\n"
+        "            def f():\n                pass\n\ndef g():\n    pass\n",
+        "match x:\n    case 1:\n        def h():\n            pass\ntry:\n    def i():\n        pass\n"
+        "except* E:\n    def j():\n        pass\nfinally:\n    def k():\n        pass\n",
+        "x = f(\ndef g():\n    def h():\n        pass\n",
+        "with a as b:\n    while c:\n        @dec(1)\n        class D:\n            def m(self, x=lambda: 0):\n"
+        "                pass\nprint(1 +\ndef p():\n    pass\n",
+        "def q(a, b=(\n    def r(): pass\n",
+    ]
+    for source in sources:
+        root = _parser().parse(source.encode()).root_node
+        assert [(n.start_byte, n.end_byte) for n in _survey(root).functions] == reference(root), source
+
+
+def test_the_lowering_screen_knows_every_role_handler() -> None:
+    # `_Module.may_make_objects` decides which calls may make a device object from nothing by the
+    # roles the lowering handles; a new handler must be placed there too (or a scope could go
+    # unlowered that now makes objects).
+    from gpulint.models.api import Role
+    from gpulint.static.python import _Scope
+
+    assert set(_Scope.FUNCTION_ROLES) == {Role.RETAINING, Role.FACTORY, Role.RAW_ALLOC, Role.TRANSFER, Role.FREE,
+                                          Role.FLUSH, Role.FULL_WRITE}
+    assert set(_Scope.METHOD_ROLES) == {Role.FULL_WRITE, Role.TRANSFER, Role.FACTORY}

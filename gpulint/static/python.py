@@ -13,7 +13,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 from tree_sitter import Language, Node, Parser
 
@@ -61,24 +63,61 @@ _SUITE_HOLDERS = frozenset({"module", "block", "if_statement", "elif_clause", "e
                             "decorated_definition", "match_statement", "case_clause"})
 
 
-def _survey(root: Node) -> tuple[list[Node], list[Node]]:
-    """Every block and every import statement of a file, in one walk that enters statements only
-    (and whatever holds a syntax error, where anything may lie): walking every expression too
-    cost a third of the parse."""
+# The statements whose statements the lowering takes as its scope's own (besides a function's or
+# class's body, and a decorated definition's definition).
+_SCOPE_STATEMENT_HOLDERS = frozenset({"if_statement", "try_statement", "with_statement", "block", "else_clause",
+                                      "elif_clause", "except_clause", "finally_clause", "for_statement",
+                                      "while_statement"})
+
+
+class _Survey(NamedTuple):
+    """What one walk of a file's statements finds."""
+
+    blocks: list[Node]
+    imports: list[Node]
+    matches: list[Node]  # `match` statements
+    # The functions that are scopes: those reached from the module through the bodies of
+    # functions, classes and `_SCOPE_STATEMENT_HOLDERS`, in the order the lowering takes them.
+    functions: list[Node]
+
+
+def _survey(root: Node) -> _Survey:
+    """Every block, every import statement, every `match` statement and every function scope of a
+    file, in one walk that enters statements only (and whatever holds a syntax error, where
+    anything may lie): walking every expression too cost a third of the parse.  Each node on the
+    stack carries whether it is a statement of a scope (where a function is a scope)."""
     blocks: list[Node] = []
     imports: list[Node] = []
-    stack = [root]
+    matches: list[Node] = []
+    functions: list[Node] = []
+    stack = [(node, True) for node in root.named_children]
     while stack:
-        node = stack.pop()
+        node, scoped = stack.pop()
         kind = node.type
         if kind == "import_statement" or kind == "import_from_statement":
             imports.append(node)
             continue
         if kind == "block":
             blocks.append(node)
-        if kind in _SUITE_HOLDERS or node.has_error:
-            stack.extend(node.named_children)
-    return blocks, imports
+        elif kind == "match_statement":
+            matches.append(node)
+        if not (kind in _SUITE_HOLDERS or node.has_error):
+            continue
+        children = node.named_children
+        if not scoped:
+            stack.extend((child, False) for child in children)
+        elif kind == "function_definition" or kind == "class_definition":
+            body = node.child_by_field_name("body")
+            if kind == "function_definition" and body is not None:
+                functions.append(node)
+            stack.extend((child, child == body) for child in children)
+        elif kind == "decorated_definition":
+            definition = node.child_by_field_name("definition")
+            stack.extend((child, child == definition) for child in children)
+        else:
+            inside = kind in _SCOPE_STATEMENT_HOLDERS
+            stack.extend((child, inside) for child in children)
+    return _Survey(blocks, imports, matches, functions)
 
 
 def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> tuple[Unit, list[str]]:
@@ -90,6 +129,38 @@ def analyse(path: str, source: bytes, unknown_kinds: Counter | None = None) -> t
     if unknown_kinds is not None:
         unknown_kinds.update(module.unknown)
     return result
+
+
+def _makes_objects(row: Api) -> bool:
+    """A function's row whose call may give a device value when no device object exists yet (the
+    other roles' handlers act on objects they are given)."""
+    return row.passes_device or row.role in (Role.FACTORY, Role.RAW_ALLOC, Role.TRANSFER, Role.FLUSH)
+
+
+# The last names of the rows that may make a device object (or flush) from nothing, and the
+# methods that may (`x.cuda()`, `x.to(dev)`: the other methods' handlers need a device receiver).
+_MAKERS_BY_NAME = frozenset(name.rsplit(".", 1)[-1] for name, row in models.FUNCTIONS.items() if _makes_objects(row))
+_MAKING_METHODS = frozenset(name for name, row in models.MEMBERS.items() if row.role is Role.TRANSFER)
+# What may stand between a called name and its `(`, read backwards (the pattern runs over the
+# reversed source so that it starts with `(`, which the regular expression engine finds fast):
+# whitespace, a comment (`#...` up to the line's end) or a line continuation.
+_GAP_BACKWARDS = rb"(?:\s|\n[^\n]*#|\n\r?\\)*"
+# Literals and the parts of a string outside its `{...}`: their value reads no name.
+_READS_NOTHING = frozenset({"integer", "float", "true", "false", "none", "ellipsis", "string_start", "string_content",
+                            "string_end", "escape_sequence"})
+# The smallest named nodes around a `(` that is no code.
+_NOT_CODE = frozenset({"comment", "string", "string_content", "string_start", "string_end", "escape_sequence"})
+
+
+@lru_cache(maxsize=64)
+def _maker_calls_backwards(aliases: tuple[str, ...]) -> re.Pattern[bytes]:
+    """In the reversed source: the `(` of a call of a maker's name (or of a name the imports
+    alias to one), or of a making method (after a `.`)."""
+    def backwards(names):
+        return b"|".join(re.escape(n.encode()[::-1]) for n in sorted(names))
+
+    return re.compile(rb"\(" + _GAP_BACKWARDS + rb"(?:(?:" + backwards(_MAKERS_BY_NAME | set(aliases)) + rb")\b|(?:"
+                      + backwards(_MAKING_METHODS) + rb")" + _GAP_BACKWARDS + rb"\.)")
 
 
 class _Bindings(Bindings):
@@ -175,6 +246,7 @@ class _Module:
         self.path = path
         self.source = source
         self.ascii = source.isascii()  # columns need converting only when it is not
+        self.text = _text_of(source, self.ascii)
         self.root = root
         self.aliases: dict[str, str] = {}
         self.constants: dict[str, int] = {}
@@ -184,9 +256,6 @@ class _Module:
         self.timelines: list[Timeline] = []
         self.skipped: list[str] = []
 
-    def text(self, node: Node | None) -> str:
-        return "" if node is None else self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
     def location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
         if self.ascii:  # byte columns are character columns
@@ -195,41 +264,107 @@ class _Module:
                         char_column(self.source, node.end_byte, c1 + 1))
 
     def run(self) -> tuple[Unit, list[str]]:
-        blocks, imports = _survey(self.root)
+        survey = _survey(self.root)
         # Every suite's span, by start: a scope's are those within its body.
-        self.blocks = sorted((n.start_byte, n.end_byte) for n in blocks)
-        self.collect_imports(imports)
+        self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
+        self.collect_imports(survey.imports)
         self.collect_constants()
-        self.names = Names(self.root, self.text, self.qualify)
-        scopes: list[tuple[str, Node, list[Node]]] = [("<module>", self.root, self.root.named_children)]
-        stack = list(self.root.named_children)
-        while stack:
-            node = stack.pop()
-            if node.type == "decorated_definition":
-                node = node.child_by_field_name("definition") or node
-            if node.type == "function_definition":
-                body = node.child_by_field_name("body")
-                name = self.text(node.child_by_field_name("name"))
-                if body is not None:
-                    scopes.append((name, node, body.named_children))
-                    stack.extend(body.named_children)
-            elif node.type == "class_definition":
-                body = node.child_by_field_name("body")
-                if body is not None:
-                    stack.extend(body.named_children)
-            elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
-                               "elif_clause", "except_clause", "finally_clause", "for_statement", "while_statement"):
-                stack.extend(node.named_children)
-        for name, node, body in scopes:
+        self.names = Names(self.root, self.source, self.text, self.qualify)
+        scopes: list[tuple[str, Node]] = [("<module>", self.root)]
+        scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
+        lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
+        for index, (name, node) in enumerate(scopes):
+            if index not in lowered:
+                # No device object can come to be in it, so no rule has anything to say of it.
+                self.timelines.append(_Scope.unlowered_timeline(self, name, node))
+                continue
             scope = _Scope(self, name, node)
-            scope.run(body)
+            body = node.child_by_field_name("body") if index else node
+            scope.run(body.named_children if body is not None else [])
             if scope.has_errors:
                 self.skipped.append(name)
                 for h in scope.histories():
                     h.incomplete = True
             self.histories.extend(scope.histories())
             self.timelines.append(scope.timeline)
+        # The names' facts call back into this module (`qualify`): a cycle through which every
+        # history of the file stayed alive until the cyclic collector found it, and which made each
+        # collection walk them all (a 70,000-line function: 15 us a line).  Broken here, the file's
+        # objects go with its unit.
+        del self.names
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
+
+    def scopes_to_lower(self, nodes: list[Node], unknown_at: list[int]) -> set[int]:
+        """The indexes of the scopes (`nodes[0]` the module, then functions) whose own code may
+        make a device object or flush the cache, those with a statement the lowering counts as
+        unknown (at the offsets `unknown_at`) and those with syntax errors.  Every other scope
+        gets an empty timeline without being lowered: it can hold no object (each object starts
+        at a call that `may_make_objects` accepts, in its scope), and its events without objects
+        are none that a rule reads (GL101 reads cache flushes, GL102 copies, both named there).
+        The calls to look at are found by a regular expression over the file's bytes, not by a
+        walk of its tree: the name of a maker, or of a name the imports alias to one, or a
+        making method after a `.`, then `(`, with whitespace, comments and line continuations
+        allowed in between."""
+        calls = _maker_calls_backwards(tuple(sorted(alias for alias, target in self.aliases.items()
+                                                     if target.rsplit(".", 1)[-1] in _MAKERS_BY_NAME)))
+        last = len(self.source) - 1
+        places = list(unknown_at)
+        for match in calls.finditer(self.source[::-1]):
+            at = last - match.start()  # the call's `(`
+            node = self.root.named_descendant_for_byte_range(at, at + 1)
+            if node is None or node.type in _NOT_CODE:
+                continue  # `zeros(` in a comment or a string
+            call = node.parent
+            if call is None or call.type != "call" or call.child_by_field_name("arguments") != node \
+                    or self.may_make_objects(call):
+                places.append(at)  # not a call as expected: lowered, to be safe
+        lowered = {0} if nodes[0].has_error else set()
+        spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
+        starts = [start for start, _, _ in spans]
+        parents: list[int] = []  # into `spans`: the innermost function around each, -1 for none
+        open_: list[int] = []
+        for k, (start, _, i) in enumerate(spans):
+            while open_ and spans[open_[-1]][1] <= start:
+                open_.pop()
+            parents.append(open_[-1] if open_ else -1)
+            open_.append(k)
+            if nodes[i].has_error:
+                lowered.add(i)
+        for at in places:
+            k = bisect_right(starts, at) - 1
+            while k >= 0 and spans[k][1] <= at:
+                k = parents[k]
+            lowered.add(spans[k][2] if k >= 0 else 0)
+        return lowered
+
+    def may_make_objects(self, call: Node) -> bool:
+        """Whether this call may give a device value (or flush the cache) in a scope where no
+        device value exists yet: what `_Scope.call` does with it then, read from its syntax
+        alone.  A factory makes a device array only with a CUDA `device=` (or a template already
+        on the device, which another call must have made), `.to(t)` only to a CUDA `t`; an
+        allocator, an upload, a flush and a row that passes device arrays through always may."""
+        function = call.child_by_field_name("function")
+        args = call.child_by_field_name("arguments")
+        qual = self.qualify(function)
+        last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
+        positional: list[Node] = []
+        keywords: dict[str, Node | None] = {}
+        for a in (args.named_children if args is not None else []):
+            if a.type == "keyword_argument":
+                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+            elif a.type != "comment":
+                positional.append(a)
+        row = models.function(qual, last)
+        if row is not None and _makes_objects(row):
+            if row.role is not Role.FACTORY or row.passes_device or row.device == ALWAYS or \
+                    _is_cuda_device(self.text, keywords.get(DEVICE_KEYWORD)):
+                return True
+            return False  # a factory on the host: its handler says so, no method is asked
+        member = models.member(last) if function is not None and function.type == "attribute" else None
+        if member is None or member.role is not Role.TRANSFER:
+            return False
+        target = keywords.get(DEVICE_KEYWORD) or (positional[0] if positional else None)
+        return member.device == ALWAYS or _is_cuda_device(self.text, target)
 
     def collect_imports(self, statements: list[Node]) -> None:
         """Import aliases from the import statements anywhere in the file; where two bind the same
@@ -318,6 +453,7 @@ class _Scope(ScopeLowering):
     def __init__(self, module: _Module, name: str, node: Node) -> None:
         super().__init__(name, _Bindings(), Distance.LOOPS)
         self.m = module
+        self.text = module.text
         self.name = name
         self.node = node
         self.timeline.start_byte, self.timeline.end_byte = node.start_byte, node.end_byte
@@ -335,6 +471,7 @@ class _Scope(ScopeLowering):
         # `src = buf if need else x`: the objects `src` was bound to, and the arm each is in.
         self.chosen: dict[str, tuple[frozenset[int], dict[int, Guard]]] = {}
         self._names: tuple[frozenset[str], frozenset[str]] | None = None
+        self._loop_names: dict[tuple[int, int], tuple[set[str], set[str], set[str]]] = {}  # by the loop's span
         self.maybe_device = self.parameters_maybe_on_device()
 
     def bound(self) -> frozenset[str]:
@@ -383,9 +520,6 @@ class _Scope(ScopeLowering):
     def histories(self) -> list[ObjectHistory]:
         return [h for h in self.objects.values() if h.alloc is not None]
 
-    def text(self, node: Node | None) -> str:
-        return self.m.text(node)
-
     def location_of(self, node: Node) -> Location:
         return self.m.location(node)
 
@@ -393,15 +527,15 @@ class _Scope(ScopeLowering):
         stmt = self.stmt_node or node
         return stmt.start_byte, stmt.end_byte
 
+    @staticmethod
+    def unlowered_timeline(module: _Module, name: str, node: Node) -> Timeline:
+        """The timeline of a scope that is not lowered: its span and its end, no events (nothing
+        in it touches a device object), no suites (they are for the fixes of objects)."""
+        return Timeline(name=name, end=Location(module.path, node.end_point[0] + 1, 1), start_byte=node.start_byte,
+                        end_byte=node.end_byte, distance=Distance.LOOPS)
+
     def run(self, body: list[Node]) -> None:
-        # Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
-        # go is span arithmetic.
-        within = self.code_root()
-        if within is not None:
-            blocks = self.m.blocks
-            first = bisect_left(blocks, (within.start_byte, -1))
-            last = bisect_right(blocks, (within.end_byte, within.end_byte))
-            self.timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
+        _add_suites(self.timeline, self.m.blocks, self.node)
         self.block(body)
         if self.node.type == "module":
             # The module's functions read these globals whenever they are called, by this module
@@ -876,28 +1010,46 @@ class _Scope(ScopeLowering):
 
     def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:
         """In one walk of the loop: the names it rebinds, the names whose contents it may change
-        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  The walk
-        carries each node's parent and grandparent: tree-sitter's `Node.parent` searches down from
-        the root, so asking it per identifier was quadratic in the nesting depth (a 50,000-term
-        expression: 40 s)."""
+        (`x[i] = v`, `x.add_(y)`, `f(x)`), and the names it reads (not only assigns to).  An
+        assignment marks the names it only assigns before the walk reaches them (tree-sitter's
+        `Node.parent` searches down from the root: asking it per identifier was quadratic in the
+        nesting depth, a 50,000-term expression took 40 s).  A loop inside is walked once, its
+        names kept for its own lowering."""
+        key = (loop.start_byte, loop.end_byte)
+        known = self._loop_names.get(key)
+        if known is not None:
+            return known
         values: set[str] = set()
         contents: set[str] = set()
         read: set[str] = set()
-        stack: list[tuple[Node, Node | None, Node | None]] = [(loop, loop.parent, None)]
+        # Identifiers only assigned to (`x = ...`, `a, b = ...`): their assignment, met first,
+        # records where they start.
+        assigned: set[int] = set()
+        stack: list[Node] = [loop]
         while stack:
-            n, parent, grandparent = stack.pop()
+            n = stack.pop()
             kind = n.type
             if kind == "identifier":
-                if parent is not None and parent.type == "assignment" and parent.child_by_field_name("left") == n:
-                    continue
-                if parent is not None and parent.type in ("pattern_list", "tuple_pattern") and grandparent is not None \
-                        and grandparent.type == "assignment":
-                    continue
-                read.add(self.text(n))
+                if n.start_byte not in assigned:
+                    read.add(self.text(n))
                 continue
-            stack.extend((child, n, parent) for child in reversed(n.named_children))
+            if n is not loop and (kind == "for_statement" or kind == "while_statement"):
+                # A loop inside: its names, walked once (its own lowering asks again).
+                inner = self.loop_names(n)
+                values |= inner[0]
+                contents |= inner[1]
+                read |= inner[2]
+                continue
+            children = n.named_children
+            stack.extend(reversed(children))
             if kind in ("assignment", "augmented_assignment"):
                 left = n.child_by_field_name("left")
+                if kind == "assignment":
+                    if left is not None and left.type == "identifier":
+                        assigned.add(left.start_byte)
+                    for child in children:
+                        if child.type in ("pattern_list", "tuple_pattern"):
+                            assigned.update(c.start_byte for c in child.named_children if c.type == "identifier")
                 for target in _flatten_targets([left] if left is not None else []):
                     if target.type == "identifier":
                         values.add(self.text(target))
@@ -928,6 +1080,7 @@ class _Scope(ScopeLowering):
                             contents.add(root)
             elif kind == "named_expression":
                 values.add(self.text(n.child_by_field_name("name")))
+        self._loop_names[key] = (values, contents, read)
         return values, contents, read
 
     # ------------------------------------------------------------------ expressions
@@ -960,6 +1113,9 @@ class _Scope(ScopeLowering):
             captures = self.closures.get(name)
             if captures is not None:  # a function of the scope: using it may run it
                 return _Value(uses=self.captured(captures), captures=captures)
+            return _Value()
+        if kind in _READS_NOTHING or (kind == "string" and not any(
+                c.type == "interpolation" for c in node.named_children)):
             return _Value()
         if kind == "parenthesized_expression":
             inner = [c for c in node.named_children if c.type != "comment"]
@@ -1339,18 +1495,49 @@ class _Scope(ScopeLowering):
         return Size(total, text if total is None else str(total), constant, names | self.derived_names(names), span)
 
     def is_cuda_device(self, node: Node | None) -> bool:
-        if node is None:
-            return False
-        text = self.text(node)
-        if node.type == "string":
-            return "cuda" in text
-        if node.type == "call":
-            args = node.child_by_field_name("arguments")
-            return "device" in self.text(node.child_by_field_name("function")) and args is not None and any(
-                self.is_cuda_device(a) for a in args.named_children)
-        if node.type in ("identifier", "attribute"):
-            return bool(_DEVICE_NAME.search(text))
+        return _is_cuda_device(self.text, node)
+
+
+def _is_cuda_device(text: Callable[[Node | None], str], node: Node | None) -> bool:
+    """Whether an expression names a CUDA device: `"cuda:0"`, `device`, `torch.device("cuda")`."""
+    if node is None:
         return False
+    if node.type == "string":
+        return "cuda" in text(node)
+    if node.type == "call":
+        args = node.child_by_field_name("arguments")
+        return "device" in text(node.child_by_field_name("function")) and args is not None and any(
+            _is_cuda_device(text, a) for a in args.named_children)
+    if node.type in ("identifier", "attribute"):
+        return bool(_DEVICE_NAME.search(text(node)))
+    return False
+
+
+def _text_of(source: bytes, ascii: bool) -> Callable[[Node | None], str]:
+    """A node's text: of an ASCII file, a slice of the file decoded once (byte offsets are
+    character offsets there); else its bytes decoded."""
+    if ascii:
+        chars = source.decode("ascii")
+
+        def ascii_text(node: Node | None) -> str:
+            return "" if node is None else chars[node.start_byte:node.end_byte]
+
+        return ascii_text
+
+    def text(node: Node | None) -> str:
+        return "" if node is None else source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    return text
+
+
+def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
+    """Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
+    go is span arithmetic."""
+    within = scope.child_by_field_name("body") if scope.type == "function_definition" else scope
+    if within is not None:
+        first = bisect_left(blocks, (within.start_byte, -1))
+        last = bisect_right(blocks, (within.end_byte, within.end_byte))
+        timeline.blocks.extend(b for b in blocks[first:last] if b[1] <= within.end_byte)
 
 
 def _callee(node: Node) -> Node | None:

@@ -29,8 +29,17 @@ _BINDERS = frozenset({"function_definition", "class_definition", "assignment", "
 # The node kinds `_targets` finds bound names in.
 _TARGETS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause",
                       "as_pattern_target", "named_expression", "delete_statement"})
+_HOLDS_STATEMENTS: dict[str, bool] = {}  # `_holds_statements` by node kind, as met
 _PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
              "parenthesized_expression", "list_splat_pattern")
+
+
+def _holds_statements(kind: str) -> bool:
+    """Whether a node of this kind may hold a statement (or a binding at statement level: `a = b
+    = c`'s inner assignment); every other node is part of an expression, where only `:=` and a
+    comprehension's `for` bind names."""
+    return kind.endswith(("_statement", "_clause", "_definition")) or kind in (
+        "module", "block", "assignment", "augmented_assignment", "ERROR")
 
 
 def code_nodes(node: Node | None) -> Iterator[Node]:
@@ -54,8 +63,10 @@ def _key(node: Node) -> tuple[int, int, str]:
 class Names:
     """The facts of one file's names, computed on demand and kept."""
 
-    def __init__(self, root: Node, text: Callable[[Node | None], str], qualify: Callable[[Node | None], str]) -> None:
+    def __init__(self, root: Node, source: bytes, text: Callable[[Node | None], str],
+                 qualify: Callable[[Node | None], str]) -> None:
         self.root = root
+        self.source = source
         self.text = text
         self.qualify = qualify
         self._free: dict[tuple, frozenset[str]] = {}
@@ -207,13 +218,22 @@ class Names:
             body: Node | None = scope.child_by_field_name("body")
         else:
             body = scope
-        # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.
+        # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.  It does
+        # not enter an expression whose text has no `:=` and no `for` (most of them): nothing in
+        # it binds a name.
+        source = self.source
+        holds_statements = _HOLDS_STATEMENTS
         stack = list(reversed(body.named_children)) if body is not None else []
         while stack:
             n = stack.pop()
             kind = n.type
             if kind not in _BINDERS:
-                stack.extend(reversed(n.named_children))
+                holds = holds_statements.get(kind)
+                if holds is None:
+                    holds = holds_statements[kind] = _holds_statements(kind)
+                if holds or n.has_error or source.find(b":=", n.start_byte, n.end_byte) >= 0 or source.find(
+                        b"for", n.start_byte, n.end_byte) >= 0:
+                    stack.extend(reversed(n.named_children))
                 continue
             if kind in ("function_definition", "class_definition"):
                 bindings[self.text(n.child_by_field_name("name"))].append(None)
