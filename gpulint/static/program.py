@@ -373,9 +373,12 @@ class Table(Definitions):
 def digest_of_view(view: ProgramView) -> str:
     """What a view holds, as a digest (the empty view's is `NO_DEPENDENCIES`)."""
     # Reading the private tables here keeps the view's interface to what lowering asks.
+    if not (view._hosts or view._kernels or view._slots):
+        return _NO_ENTRIES  # most files' views: no JSON to write, no hash to take
     return _digest({"hosts": {n: [host_to_json(h) for h in hs] for n, hs in view._hosts.items()},
                     "kernels": {n: [kernel_to_json(k) for k in ks] for n, ks in view._kernels.items()},
                     "slots": {n: f.to_json() for n, f in view._slots.items()}})
 
 
+_NO_ENTRIES = _digest({"hosts": {}, "kernels": {}, "slots": {}})
 NO_DEPENDENCIES = digest_of_view(ProgramView())
