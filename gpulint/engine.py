@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,7 @@ from gpulint.rules.gl901_unused_suppression import unused_suppression
 from gpulint.sourcetext import as_parsed
 from gpulint.static import frontends
 from gpulint.static.includes import build_view, include_closure
-from gpulint.static.program import ProgramView, Table, digest_of_view
+from gpulint.static.program import Definitions, ProgramView, Table, digest_of_view
 from gpulint.suppressions import find_suppressions, suppress
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         parsed = _parse(path, display, text, settings, result.notes)
         phase = "lowering"
         unit, skipped, unparsable, result.summary = frontends.lower(parsed, program)
+        result.depends = digest_of_view(program)  # a `LiveView` fills as the lowering asks
         if result.summary is not None and result.summary.refs:
             _PARSED.keep(_parse_key(display, text, settings), parsed, result.notes)
         for name in skipped:
@@ -231,8 +233,12 @@ class _Runner:
         self.pool: "ProcessPoolExecutor | None" = None
         self.broken = jobs <= 1
 
+    def in_process(self, jobs: int) -> bool:
+        """Whether `jobs` jobs would run here, one after the other."""
+        return self.broken or jobs <= 1
+
     def run(self, jobs: list[Job]) -> list[FileResult]:
-        if not self.broken and len(jobs) > 1:
+        if not self.in_process(len(jobs)):
             # Imported here: one process (`--jobs 1`, one file) never pays for multiprocessing.
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
@@ -328,13 +334,16 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                 results[i] = store.get(displays[i], keys[i])
     runner = _Runner(resolver.base.effective_jobs(), diagnostics)
     try:
-        # First pass: every file not in the cache, each on its own.
-        pending = [i for i, r in enumerate(results) if r is None]
-        for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
-            results[i] = result
         names = {f: displays[i] for i, (f, _, _) in enumerate(work)}
         include_names = {names[f]: [names.get(g) or display_path(g) for g in found]
                          for f, found in includes.items() if f in names}
+        # First pass: every file not in the cache.
+        pending = [i for i, r in enumerate(results) if r is None]
+        if runner.in_process(len(pending)):
+            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names)
+        else:  # each file on its own, in parallel
+            for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
+                results[i] = result
         _second_pass(runner, work, reads, displays, results, include_names)
     finally:
         runner.close()
@@ -345,6 +354,56 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                 and not result.cached:
             store.put(displays[i], keys[i], result)
     return _report(results[:reported], work, len(files), diagnostics, errors)
+
+
+def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
+                         reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
+                         results: list[FileResult | None], includes: dict[Path, list[Path]],
+                         include_names: dict[str, list[str]]) -> None:
+    """The first pass in this process: files analysed after the files they include, each against
+    the summaries of the files done before it (`LiveView`), so that a file whose names all resolve
+    to files done before it is already analysed as the second pass would (a helper header's
+    functions, called from every sample including it) and the second pass leaves it alone."""
+    definitions = Definitions(include_names)
+    for i, result in enumerate(results):
+        if result is not None and result.summary is not None:
+            definitions.add(displays[i], result.summary)
+    for i in _analysis_order(pending, work, reads, includes):
+        results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i])))
+        if result.summary is not None:
+            definitions.add(displays[i], result.summary)
+
+
+# `int main(`: a program's root, whose functions other files do not call (`Table`).  Only an
+# ordering hint: a comment that matches costs an analysis again, never a wrong finding.
+_DEFINES_MAIN = re.compile(rb"\b(?:int|void)\s+main\s*\(")
+
+
+def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
+                    reads: list[tuple[bytes | None, str | None] | None], includes: dict[Path, list[Path]]) -> list[int]:
+    """`pending` in the order that lets most files see every definition they call: files that
+    define `main` last, and before each file the files it includes (directly or not); otherwise
+    in the given order."""
+    position = {work[i][0]: i for i in pending}
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(i: int) -> None:
+        placed.add(i)
+        for path in includes.get(work[i][0], ()):
+            j = position.get(path)
+            if j is not None and j not in placed:
+                place(j)
+        order.append(i)
+
+    def defines_main(i: int) -> bool:
+        data = (reads[i] or (None, None))[0]
+        return data is not None and _DEFINES_MAIN.search(data) is not None
+
+    for i in sorted(pending, key=defines_main):
+        if i not in placed:
+            place(i)
+    return order
 
 
 def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],

@@ -107,9 +107,10 @@ def test_a_cached_result_is_invalid_when_a_summary_it_used_changed(tmp_path: Pat
         return Counter((f.location.path, f.code, f.location.row) for f in report.findings)
 
     first = run()
-    # Each file once on its own; host.cu and stages.cu again with the others' summaries (stages.cu
-    # calls scale_rows in scale.cu), host.cu once more when run_other's summary has its launches.
-    assert sorted(analysed) == sorted(["host.cu", "scale.cu", "stages.cu", "host.cu", "stages.cu", "host.cu"])
+    # One process analyses each file once, after the files whose functions it calls: host.cu (it
+    # defines `main`) last, stages.cu after scale.cu (it calls scale_rows), so every name resolves
+    # as the whole table resolves it and the second pass analyses nothing again.
+    assert analysed == ["scale.cu", "stages.cu", "host.cu"]
     analysed.clear()
     assert run() == first and analysed == []  # nothing changed: nothing analysed
     # run_stage now uses its scratch buffer: stages.cu changed, and host.cu, unchanged, depends on
@@ -142,3 +143,25 @@ def test_a_cached_result_is_invalid_when_a_header_it_includes_changed(tmp_path: 
     assert run() == [] and run() == []
     Path("conf.h").write_text("#define USE_B 0\n")
     assert run() == [("GL004", 5)]
+
+
+def test_a_file_analysed_before_the_file_defining_its_callee_is_analysed_again(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """One process analyses files in order, each against the summaries made so far: a file whose
+    callee is defined in a file analysed after it saw no summary, and the second pass analyses it
+    again with one (here the callee does nothing with the buffer: unused, GL004)."""
+    monkeypatch.chdir(tmp_path)
+    Path("a.cu").write_text("void touch_nothing(float *p);\nvoid run() {\n  float *d;\n  cudaMalloc(&d, 64);\n"
+                            "  touch_nothing(d);\n  cudaFree(d);\n}\n")
+    Path("z.cu").write_text("void touch_nothing(float *p) {}\n__global__ void k(float *x) { x[0] = 1.f; }\n")
+    analysed: list[str] = []
+    real = engine.analyse_source
+
+    def counting(path, display, data, settings, codes, result=None, **program):
+        analysed.append(display)
+        return real(path, display, data, settings, codes, result, **program)
+
+    monkeypatch.setattr(engine, "analyse_source", counting)
+    report = check_paths(["."], Settings(jobs=1, select=("GL",)))
+    assert analysed == ["a.cu", "z.cu", "a.cu"]
+    assert [(f.location.path, f.code, f.location.row) for f in report.findings] == [("a.cu", "GL004", 4)]

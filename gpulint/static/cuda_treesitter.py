@@ -94,8 +94,11 @@ def has_syntax_errors(source: bytes) -> bool:
     return _parser().parse(source).root_node.has_error
 
 
+@lru_cache(maxsize=4096)
 def parse_expression(text: str) -> s.Expr | None:
-    """Parse the text of an object-like macro (or any C expression) into an `Expr`."""
+    """Parse the text of an object-like macro (or any C expression) into an `Expr`.  Kept per text:
+    the files of a project define the same macros (`BLOCK_SIZE 256`), and nothing changes the
+    expression once built (its spans are the wrapper's, never reported)."""
     wrapper = f"auto __gpulint_value = ({text});\n".encode()
     tree = _parser().parse(wrapper)
     decl = tree.root_node.named_children[0] if tree.root_node.named_children else None

@@ -980,26 +980,34 @@ class _FunctionLowering(ScopeLowering):
                 self.expr(cfg)
             self.bump(*self.call_assigns(expr))
             return created | self.call(expr)
-        if isinstance(expr, s.Assign):
+        # The node's class decides (`type(...) is`: no syntax class has subclasses), each tested once.
+        if kind is s.Assign:
             created = self.expr(expr.value)
             if not isinstance(s.strip_parens_and_casts(expr.target), s.Name):
                 self.expr(expr.target)  # `m[i] = v`: the host writes managed memory
             self.assigned(expr.target)
             self.assign(expr, created)
             return created
-        if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
-            self.assigned(expr.operand)
-        if isinstance(expr, s.Sizeof):
+        if kind is s.Unary:
+            op = expr.op
+            if op in ("++", "--"):
+                self.assigned(expr.operand)
+            elif op == "&":
+                operand = expr.operand
+                if type(operand) is s.Index:
+                    return self.expr(operand.base) | self.expr(operand.index)  # `&m[i]` reads nothing
+                if type(operand) is s.Member and operand.arrow:
+                    return self.expr(operand.base)  # nor does `&m->x`
+            elif op == "*":
+                self.host_access([expr.operand], expr.span)
+        elif kind is s.Sizeof:
             return set()  # not evaluated
-        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
-            return self.expr(expr.operand.base) | self.expr(expr.operand.index)  # `&m[i]` reads nothing
-        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Member) and expr.operand.arrow:
-            return self.expr(expr.operand.base)  # nor does `&m->x`
-        if isinstance(expr, s.Index) or (isinstance(expr, s.Unary) and expr.op == "*"):
-            self.host_access([expr.base if isinstance(expr, s.Index) else expr.operand], expr.span)
-        elif isinstance(expr, s.Member) and expr.arrow:
-            self.host_access([expr.base], expr.span, params=False)
-        if isinstance(expr, s.Other) and expr.kind in api.AGGREGATES:
+        elif kind is s.Index:
+            self.host_access([expr.base], expr.span)
+        elif kind is s.Member:
+            if expr.arrow:
+                self.host_access([expr.base], expr.span, params=False)
+        elif kind is s.Other and expr.kind in api.AGGREGATES:
             self.aggregate(expr)
         created = set()
         for name in s.CHILD_FIELDS.get(kind, ()):

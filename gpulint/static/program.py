@@ -13,7 +13,10 @@ entries its names resolve to, and the view records what was asked (`FileSummary.
 engine knows which summaries a file's result depends on (`digest_of_view` of `Table.view`): the cache
 keys a result by them, and a file whose dependencies changed is analysed again.  Summaries of
 functions that call functions of other files depend on those files' summaries: the engine repeats
-the second pass over the files whose dependencies changed until nothing does.
+the second pass over the files whose dependencies changed until nothing does.  When one process
+analyses every file, the first pass already answers each file's names from the files summarised
+before it (`LiveView`; the engine orders files so that definitions come first): a file whose
+answers the whole table confirms is not analysed again.
 
 Names resolve as the linker would find them, as well as a linter can: a file's own definition
 first (never asked for), then a definition in a file it includes, then any other file's but one
@@ -194,20 +197,24 @@ def _digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
 
 
-class Table:
-    """Every file's summary, and what each file's names resolve to."""
+class Definitions:
+    """Which files define each host function and kernel: the part of the table that resolves
+    their names.  Grows a file at a time, so that one process analysing files in turn can answer a
+    file's names from the files already summarised (see `LiveView`)."""
 
-    def __init__(self, summaries: dict[str, FileSummary], includes: dict[str, list[str]]) -> None:
-        self.summaries = summaries
-        self.includes = {path: [p for p in found if p in summaries] for path, found in includes.items()}
+    def __init__(self, includes: dict[str, list[str]]) -> None:
+        self.summaries: dict[str, FileSummary] = {}
+        self.includes = includes
         self._hosts: dict[str, list[str]] = {}
         self._kernels: dict[str, list[str]] = {}
-        for path, summary in summaries.items():
-            for name in summary.hosts:
-                self._hosts.setdefault(name, []).append(path)
-            for name in summary.kernels:
-                self._kernels.setdefault(name, []).append(path)
-        self._programs = self._find_programs()
+
+    def add(self, path: str, summary: FileSummary) -> None:
+        """`path`'s summary (a file is added once)."""
+        self.summaries[path] = summary
+        for name in summary.hosts:
+            self._hosts.setdefault(name, []).append(path)
+        for name in summary.kernels:
+            self._kernels.setdefault(name, []).append(path)
 
     def _definers(self, path: str, defined: dict[str, list[str]], name: str) -> list[str]:
         """The files whose definition of `name` a call in `path` reaches: an included file's, else
@@ -215,6 +222,54 @@ class Table:
         files = [f for f in defined.get(name, []) if f != path]
         included = set(self.includes.get(path, ()))
         return [f for f in files if f in included] or [f for f in files if "main" not in self.summaries[f].hosts]
+
+    def definitions(self, path: str, ref: str) -> list:
+        """The summaries a `host:` or `kernel:` ref of `path` resolves to."""
+        if ref.startswith(HOST):
+            name = ref[len(HOST):]
+            return [h for f in self._definers(path, self._hosts, name) for h in self.summaries[f].hosts[name]]
+        name = ref[len(KERNEL):]
+        return [k for f in self._definers(path, self._kernels, name) for k in self.summaries[f].kernels[name]]
+
+    def live_view(self, path: str) -> "LiveView":
+        """A view for analysing `path` now, against the files summarised so far."""
+        return LiveView(self, path)
+
+
+class LiveView(ProgramView):
+    """A view that answers each host function and kernel name when first asked, from the files
+    summarised so far (`Definitions`), and no struct members (those need every file's summary).
+    What it answered is what the result depends on, as for any view: when the whole table
+    answers otherwise, the engine analyses the file again."""
+
+    def __init__(self, definitions: Definitions, path: str) -> None:
+        super().__init__()
+        self._definitions = definitions
+        self._path = path
+
+    def hosts(self, name: str) -> list[HostSummary]:
+        if HOST + name not in self.asked:
+            found = self._definitions.definitions(self._path, HOST + name)
+            if found:
+                self._hosts[name] = found
+        return super().hosts(name)
+
+    def kernels(self, name: str) -> list[KernelSummary]:
+        if KERNEL + name not in self.asked:
+            found = self._definitions.definitions(self._path, KERNEL + name)
+            if found:
+                self._kernels[name] = found
+        return super().kernels(name)
+
+
+class Table(Definitions):
+    """Every file's summary, and what each file's names resolve to."""
+
+    def __init__(self, summaries: dict[str, FileSummary], includes: dict[str, list[str]]) -> None:
+        super().__init__({path: [p for p in found if p in summaries] for path, found in includes.items()})
+        for path, summary in summaries.items():
+            self.add(path, summary)
+        self._programs = self._find_programs()
 
     def _uses(self, path: str) -> list[str]:
         """The files whose definitions `path` uses, and those it includes."""
@@ -295,12 +350,8 @@ class Table:
 
     def resolve(self, path: str, ref: str) -> object:
         """What `ref` resolves to for `path`: a list of summaries (hosts, kernels) or slot facts."""
-        if ref.startswith(HOST):
-            name = ref[len(HOST):]
-            return [h for f in self._definers(path, self._hosts, name) for h in self.summaries[f].hosts[name]]
-        if ref.startswith(KERNEL):
-            name = ref[len(KERNEL):]
-            return [k for f in self._definers(path, self._kernels, name) for k in self.summaries[f].kernels[name]]
+        if ref.startswith((HOST, KERNEL)):
+            return self.definitions(path, ref)
         return self._slot(path, ref[len(SLOT):])
 
     def view(self, path: str, refs: list[str]) -> ProgramView:
@@ -322,9 +373,12 @@ class Table:
 def digest_of_view(view: ProgramView) -> str:
     """What a view holds, as a digest (the empty view's is `NO_DEPENDENCIES`)."""
     # Reading the private tables here keeps the view's interface to what lowering asks.
+    if not (view._hosts or view._kernels or view._slots):
+        return _NO_ENTRIES  # most files' views: no JSON to write, no hash to take
     return _digest({"hosts": {n: [host_to_json(h) for h in hs] for n, hs in view._hosts.items()},
                     "kernels": {n: [kernel_to_json(k) for k in ks] for n, ks in view._kernels.items()},
                     "slots": {n: f.to_json() for n, f in view._slots.items()}})
 
 
+_NO_ENTRIES = _digest({"hosts": {}, "kernels": {}, "slots": {}})
 NO_DEPENDENCIES = digest_of_view(ProgramView())
