@@ -239,7 +239,7 @@ def starts_with(path: Path, prefix: bytes) -> bool:
         return False
 
 
-def _finish_native(path: Path) -> str | None:
+def finish_native(path: Path) -> str | None:
     """The native collector leaves its raw bitmap words in `<trace>.bits` and the program exits
     at once (`gpulint run` has become the program); the first reader moves them into the `.npz`
     sidecar, in place, once.  Returns a warning when that cannot be done (a read-only folder)."""
@@ -265,7 +265,7 @@ def open_trace(path: str | Path, decode: bool = True) -> tuple[Trace, Any]:
         raise TraceError(f"{path}: no such trace file")
     if starts_with(path, BINARY_PREFIX):
         raise TraceError(f"{path}: a binary trace: `gpulint analyze` reads it; event by event, only JSON Lines")
-    unfinished = _finish_native(path)
+    unfinished = finish_native(path)
     lines = enumerate(_lines(path), 1)
     meta = None
     try:

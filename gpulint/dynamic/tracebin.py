@@ -136,7 +136,7 @@ class BinaryTraceWriter(TraceWriter):
     # ----------------------------------------------------------------- encoding
 
     def _record(self, tag: bytes, payload: bytes) -> None:
-        self._file.write(HEADER.pack(len(payload), tag[0]) + payload)
+        self._file.write(pack_record(tag, payload))
 
     def _write_tables(self) -> None:
         """Strings and stacks first named since the last record, before any record that uses them."""
@@ -255,6 +255,28 @@ def _json(value: Any) -> bytes:
 # --------------------------------------------------------------------------- reading
 
 
+def walk_records(data: bytes):
+    """(record number, tag, payload start, payload end) of each record after the magic; a last
+    record cut short is yielded once with tag -1, and ends the walk."""
+    pos, number, size = len(MAGIC), 0, len(data)
+    while pos < size:
+        number += 1
+        if pos + HEADER.size > size:
+            yield number, -1, pos, size
+            return
+        length, tag = HEADER.unpack_from(data, pos)
+        start, pos = pos + HEADER.size, pos + HEADER.size + length
+        if pos > size:
+            yield number, -1, start, size
+            return
+        yield number, tag, start, pos
+
+
+def pack_record(tag: bytes, payload: bytes) -> bytes:
+    """One record: its header, then `payload`."""
+    return HEADER.pack(len(payload), tag[0]) + payload
+
+
 class _Records:
     """A binary trace's records, parsed: meta, tables, row blocks and JSON events, each with the
     position of its first event among all the trace's events."""
@@ -282,15 +304,10 @@ class _Records:
 
     def _parse(self) -> None:
         data, path = self.data, self.path
-        pos, number, size = len(MAGIC), 0, len(self.data)
-        while pos < size:
-            number += 1
-            if pos + HEADER.size > size:
+        for number, tag, start, pos in walk_records(data):
+            if tag < 0:
                 return self._cut_short(number)
-            length, tag = HEADER.unpack_from(data, pos)
-            start, pos = pos + HEADER.size, pos + HEADER.size + length
-            if pos > size:
-                return self._cut_short(number)
+            length = pos - start
             if self.meta is None and tag != META[0]:
                 raise TraceError(f"{path}: record {number}: the first record must be the meta event")
             if tag == ROWS[0]:
@@ -439,8 +456,11 @@ def read_columns(path: str | Path):
     from gpulint.dynamic.columns import GRAPH_LAUNCH, KIND, LAUNCH, MEMCPY, MEMSET, NONE, ColumnBuilder, Columns
 
     path = Path(path)
+    unfinished = jsonl.finish_native(path)
     records = _Records(path)
     trace = Trace(path, records.meta or {}, [], [])
+    if unfinished:
+        trace.warnings.append(unfinished)
     skipped = Skipped()
 
     # JSON events: validated and turned into columns as the JSON Lines reader does; the rows'

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent
-TOOL_SOURCES = ("gpulint_tool.cpp", "gpulint_access.inc", "gpulint_layout.h", "gpulint_patch.cu")
+TOOL_SOURCES = ("gpulint_tool.cpp", "gpulint_access.inc", "gpulint_binary.h", "gpulint_layout.h", "gpulint_patch.cu")
 
 
 class Unavailable(Exception):

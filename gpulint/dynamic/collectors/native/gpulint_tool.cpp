@@ -1,7 +1,8 @@
 // gpulint's native collector: a Sanitizer-API injection library (CUDA_INJECTION64_PATH) that
 // writes gpulint's trace format v1 (docs/trace-format.md) for an unmodified CUDA program.
 //
-//   GPULINT_TRACE     trace path ("%p" becomes the pid, "%r" the MPI / torchrun rank)
+//   GPULINT_TRACE     trace path ("%p" becomes the pid, "%r" the MPI / torchrun rank); a name
+//                     ending in ".gltrace" gets the binary variant (gpulint_binary.h)
 //   GPULINT_LEVEL     object | access | full
 //   GPULINT_PATCH     the device patch fatbin (access and full levels)
 //   GPULINT_SAMPLE    instrument one launch in N per kernel (access level)
@@ -48,6 +49,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpulint_binary.h"
 #include "gpulint_layout.h"
 
 namespace {
@@ -182,6 +184,9 @@ std::string site() {
 // fixed array (a signal handler can write it without allocating), written when it fills, at
 // every synchronisation (the program waits then anyway), at least every 50 ms, at exit, and from
 // the handlers of the signals that end a process.
+// Set when the trace is binary: every line is encoded as it is written.
+gpulint_binary::BinaryEncoder* encoder = nullptr;
+
 constexpr size_t kBufferSize = 1 << 18;
 char buffer[kBufferSize];
 std::atomic<size_t> buffered{0};
@@ -228,8 +233,10 @@ std::deque<Held> held;
 void flush() {
     if (state->out < 0 || getpid() != state->owner) {
         buffered = 0;
+        if (encoder) encoder->forget();
         return;
     }
+    if (encoder) encoder->close_block();  // rows wait in the encoder's block until a flush
     flushing = true;
     write_all(state->out, buffer, buffered);
     buffered = 0;
@@ -238,6 +245,7 @@ void flush() {
 }
 
 void write_line(const std::string& line);
+void write_bytes(const char* data, size_t n, bool newline = false);
 
 void emit(const std::string& line) {
     if (!held.empty()) {
@@ -258,16 +266,24 @@ void release_held() {
 void write_line(const std::string& line) {
     if (!state->opened) open_trace();
     if (state->out < 0) return;
-    size_t n = line.size() + 1;
+    if (encoder)
+        encoder->event(line);
+    else
+        write_bytes(line.data(), line.size(), true);
+}
+
+// Whole lines (`newline`) or whole binary records into the buffer.
+void write_bytes(const char* data, size_t size, bool newline) {
+    size_t n = size + (newline ? 1 : 0);
     if (buffered + n > kBufferSize) flush();
     if (n > kBufferSize) {  // a line longer than the buffer goes straight out
-        write_all(state->out, line.data(), line.size());
-        write_all(state->out, "\n", 1);
+        write_all(state->out, data, size);
+        if (newline) write_all(state->out, "\n", 1);
         return;
     }
     size_t at = buffered;
-    memcpy(buffer + at, line.data(), line.size());
-    buffer[at + line.size()] = '\n';
+    memcpy(buffer + at, data, size);
+    if (newline) buffer[at + size] = '\n';
     buffered = at + n;  // published after the bytes: a signal handler writes whole lines only
     timespec now;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
@@ -653,11 +669,20 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
     if (state && state->out >= 0 && getpid() == state->owner && !flushing) {
         write_all(state->out, buffer, buffered);
         buffered = 0;
+        const char* rows = nullptr;
+        if (size_t n = encoder ? encoder->crash_block(&rows) : 0) write_all(state->out, rows, n);
         for (const Held& waiting : held) {  // launches whose flags never came back: their arguments
             const std::string& line = !waiting.launch ? waiting.line
                                       : waiting.launch->done ? waiting.launch->line : waiting.launch->args;
-            write_all(state->out, line.data(), line.size());
-            write_all(state->out, "\n", 1);
+            if (encoder) {  // as JSON records: encoding them would allocate
+                char head[8];
+                gpulint_binary::BinaryEncoder::header(head, static_cast<uint32_t>(line.size()), 'J');
+                write_all(state->out, head, sizeof head);
+                write_all(state->out, line.data(), line.size());
+            } else {
+                write_all(state->out, line.data(), line.size());
+                write_all(state->out, "\n", 1);
+            }
         }
         announce();
     }
@@ -692,6 +717,7 @@ void install_signal_handlers() {
 // its end line into the parent's trace.
 void forget_parent_trace() {
     buffered = 0;
+    if (encoder) encoder->forget();
     held.clear();
     if (state) state->out = -1;
 }
@@ -729,6 +755,13 @@ void open_trace() {
     }
     state->out = fd;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &last_flush);
+    // By the name asked for: a rank's or a child's trace (<name>.rank1, <name>.<pid>) is binary too.
+    const std::string named = expand_path(state->trace_pattern), suffix = ".gltrace";
+    if (named.size() >= suffix.size() && named.compare(named.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        encoder = new gpulint_binary::BinaryEncoder([](const char* data, size_t n) { write_bytes(data, n); });
+        encoder->start(state->meta);
+        return;
+    }
     emit(state->meta);
 }
 
