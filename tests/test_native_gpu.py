@@ -230,3 +230,45 @@ def test_pytorch_under_the_tool(tmp_path: Path) -> None:
                                      "allocations": [[e["size"], e.get("segment"), e["api"]] for e in allocs]})
     # The tensor's memory comes from a caching-allocator segment; library workspaces (cuBLAS) may not.
     assert any(e.get("segment") == "torch" for e in allocs)
+
+
+# ------------------------------------------------------------------ the binary variant (.gltrace)
+
+@pytest.mark.parametrize("name, level", [
+    ("gl001_early", "object"), ("gl003_reuse", "object"), ("gl006_idle", "object"), ("gl007_dead", "object"),
+    ("gl008_quarter", "access"), ("gl009_hot", "full"), ("gl010_slices", "access"), ("gl103_copy", "object"),
+    ("robust_threads", "access"),
+])
+def test_a_binary_trace_gives_the_json_lines_findings(name: str, level: str, tmp_path: Path) -> None:
+    """The same program run twice, once per encoding: the binary trace is smaller and gives the
+    same findings (the access and full levels' bitmaps finished from `.bits` the same way)."""
+    from gpulint.dynamic.tracebin import is_binary
+    from gpulint.findings import finding_to_dict
+
+    exe = compile_program(name, tmp_path, "-O3")
+    found = {}
+    for trace in (tmp_path / "run.jsonl", tmp_path / "run.gltrace"):
+        proc = traced(tmp_path, [str(exe)], level, trace=trace)
+        assert proc.returncode == 0, proc.stderr
+        result = analyze(trace, Settings(min_bytes=0), sorted(RULES))
+        found[trace.suffix] = [finding_to_dict(f) for f in result.findings]
+        assert not result.warnings, result.warnings
+    assert is_binary(tmp_path / "run.gltrace") and not Path(str(tmp_path / "run.gltrace") + ".bits").exists()
+    sizes = [(tmp_path / n).stat().st_size for n in ("run.jsonl", "run.gltrace")]
+    record(name, f"{level} -O3 binary", [], {"bytes_jsonl": sizes[0], "bytes_gltrace": sizes[1],
+                                              "findings": len(found[".gltrace"])})
+    assert found[".gltrace"] == found[".jsonl"]
+    assert found[".jsonl"] or name == "robust_threads"
+
+
+def test_a_crash_leaves_a_readable_binary_trace(tmp_path: Path) -> None:
+    from gpulint.dynamic.columns import KIND
+    from gpulint.dynamic.tracebin import read as read_columns
+
+    exe = compile_program("robust_crash", tmp_path)
+    proc = traced(tmp_path, [str(exe)], trace=tmp_path / "t.gltrace")
+    assert proc.returncode == -signal.SIGABRT
+    trace, columns = read_columns(tmp_path / "t.gltrace")
+    names = {code: name for name, code in KIND.items()}
+    assert [names[int(k)] for k in columns.kind[:2]] == ["alloc", "launch"]
+    assert not [w for w in trace.warnings if "cut short" in w]
