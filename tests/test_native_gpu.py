@@ -237,8 +237,7 @@ def test_pytorch_under_the_tool(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, level", [
     ("gl001_early", "object"), ("gl003_reuse", "object"), ("gl006_idle", "object"), ("gl007_dead", "object"),
     ("gl008_quarter", "access"), ("gl009_hot", "full"), ("gl010_slices", "access"), ("gl103_copy", "object"),
-    ("robust_threads", "access"),
-])
+])  # single-threaded programs only: two runs of robust_threads interleave differently
 def test_a_binary_trace_gives_the_json_lines_findings(name: str, level: str, tmp_path: Path) -> None:
     """The same program run twice, once per encoding: the binary trace is smaller and gives the
     same findings (the access and full levels' bitmaps finished from `.bits` the same way)."""
@@ -257,8 +256,7 @@ def test_a_binary_trace_gives_the_json_lines_findings(name: str, level: str, tmp
     sizes = [(tmp_path / n).stat().st_size for n in ("run.jsonl", "run.gltrace")]
     record(name, f"{level} -O3 binary", [], {"bytes_jsonl": sizes[0], "bytes_gltrace": sizes[1],
                                               "findings": len(found[".gltrace"])})
-    assert found[".gltrace"] == found[".jsonl"]
-    assert found[".jsonl"] or name == "robust_threads"
+    assert found[".gltrace"] == found[".jsonl"] and found[".jsonl"]
 
 
 def test_a_crash_leaves_a_readable_binary_trace(tmp_path: Path) -> None:
