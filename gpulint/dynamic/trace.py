@@ -17,9 +17,9 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from gpulint.dynamic.records import BINARY_PREFIX
+
 VERSION = 1
-# The first bytes of a binary trace (`tracebin`), before its container version.
-BINARY_PREFIX = b"GLTRACE"
 
 
 class TraceError(Exception):

@@ -25,12 +25,10 @@ import numpy as np
 
 from gpulint.dynamic import trace as jsonl
 from gpulint.dynamic.columns import unique_sorted
-from gpulint.dynamic.trace import (BINARY_PREFIX, VERSION, Skipped, Trace, TraceError, TraceWriter, check_version,
-                                   decode_line, event_problem, header_event, site_problem, starts_with)
-
-MAGIC = BINARY_PREFIX + b"\x01"  # the last byte is the container's version
-HEADER = struct.Struct("<IB3x")  # payload length, tag
-META, STRINGS, STACKS, ROWS, EVENT = b"M", b"S", b"K", b"E", b"J"
+from gpulint.dynamic.records import (EVENT, HEADER, MAGIC, META, ROWS, STACKS, STRINGS, is_binary,  # noqa: F401
+                                     pack_record, walk_records)
+from gpulint.dynamic.trace import (VERSION, Skipped, Trace, TraceError, TraceWriter, check_version, decode_line,
+                                   event_problem, header_event, site_problem)
 
 # Events that travel as rows, by their code in a row (fixed by the format, not by gpulint's
 # internal numbering).
@@ -63,11 +61,6 @@ _ROW_FIELDS["sync"] = _COMMON | {"scope", "event"}
 _ROW_FIELDS["event_record"] = _ROW_FIELDS["event_wait"] = _COMMON | {"event"}
 # The text a row's `text` holds: a copy's `kind`, a synchronisation's `scope`.
 _TEXT_FIELD = {"memcpy": "kind", "sync": "scope"}
-
-
-def is_binary(path: str | Path) -> bool:
-    """Whether `path` is a binary trace (by its magic bytes, not its name)."""
-    return starts_with(Path(path), BINARY_PREFIX)
 
 
 def read(path: str | Path):
@@ -253,28 +246,6 @@ def _json(value: Any) -> bytes:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def walk_records(data: bytes):
-    """(record number, tag, payload start, payload end) of each record after the magic; a last
-    record cut short is yielded once with tag -1, and ends the walk."""
-    pos, number, size = len(MAGIC), 0, len(data)
-    while pos < size:
-        number += 1
-        if pos + HEADER.size > size:
-            yield number, -1, pos, size
-            return
-        length, tag = HEADER.unpack_from(data, pos)
-        start, pos = pos + HEADER.size, pos + HEADER.size + length
-        if pos > size:
-            yield number, -1, start, size
-            return
-        yield number, tag, start, pos
-
-
-def pack_record(tag: bytes, payload: bytes) -> bytes:
-    """One record: its header, then `payload`."""
-    return HEADER.pack(len(payload), tag[0]) + payload
 
 
 class _Records:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpulint.dynamic.records import EVENT, MAGIC, META, ROWS, is_binary, pack_record, walk_records
 from gpulint.measures import count_variation
 
 
@@ -131,7 +132,7 @@ def _finish_lines(trace: Path, finisher: _Finisher) -> tuple[bytes, int]:
             if kept.get("ev") == "meta" and meta_index is None:
                 meta_index, meta = len(lines_out), kept
             lines_out.append(_dumps(kept))
-    if meta is not None:
+    if meta is not None and meta_index is not None:
         lines_out[meta_index] = _dumps(finisher.meta(meta))
     lines_out.extend(_dumps(event) for event in finisher.counts_events(meta))
     return "".join(line + "\n" for line in lines_out).encode("utf-8"), len(lines_out)
@@ -140,8 +141,6 @@ def _finish_lines(trace: Path, finisher: _Finisher) -> tuple[bytes, int]:
 def _finish_binary(trace: Path, finisher: _Finisher) -> tuple[bytes, int]:
     """The binary variant: rows and tables copied as they are, JSON records finished as JSON
     Lines events are; a record cut short is dropped."""
-    from gpulint.dynamic.tracebin import EVENT, MAGIC, META, ROWS, pack_record, walk_records
-
     data = trace.read_bytes()
     out: list[bytes] = [MAGIC]
     meta, meta_index, count = None, None, 0
@@ -166,7 +165,7 @@ def _finish_binary(trace: Path, finisher: _Finisher) -> tuple[bytes, int]:
         if kept is not None:
             out.append(pack_record(EVENT, _dumps(kept).encode("utf-8")))
             count += 1
-    if meta is not None:
+    if meta is not None and meta_index is not None:
         out[meta_index] = pack_record(META, _dumps(finisher.meta(meta)).encode("utf-8"))
     for event in finisher.counts_events(meta):
         out.append(pack_record(EVENT, _dumps(event).encode("utf-8")))
@@ -178,11 +177,9 @@ def finalize(trace: Path, sidecar: Path) -> int:
     """Rewrite `trace` in place (either encoding), its bitmaps into `sidecar` (the trace format
     names it: the reader, which calls this, passes it); returns the number of events.  Safe on a
     trace cut short."""
-    from gpulint.dynamic.trace import BINARY_PREFIX, starts_with
-
     raw_bits_path = Path(str(trace) + ".bits")
     finisher = _Finisher(raw_bits_path.read_bytes() if raw_bits_path.is_file() else b"")
-    finish = _finish_binary if starts_with(trace, BINARY_PREFIX) else _finish_lines
+    finish = _finish_binary if is_binary(trace) else _finish_lines
     content, count = finish(trace, finisher)
     # The sidecar first, the trace second, the raw words last: cut short anywhere, the trace
     # still has its raw events and the words, and the next reader finishes it again.
