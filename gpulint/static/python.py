@@ -1022,7 +1022,7 @@ class _Scope(ScopeLowering):
         not Python's own functions, host libraries and the methods of host values, nor a function
         of this file whose calls launch nothing, given host values."""
         for n in code_nodes(node):
-            if n.type != "call" or not self.m.names.call_launches(n, self.host()) or self.host_copy(n):
+            if n.type != "call" or not self.m.names.call_launches(n, self.host) or self.host_copy(n):
                 continue
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):

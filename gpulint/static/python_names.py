@@ -348,8 +348,9 @@ class Names:
         return False
 
     # ------------------------------------------------------------------ launches
-    def call_launches(self, call: Node, host: frozenset[str]) -> bool:
-        """Whether a call may launch GPU work, knowing which names hold host values; a call of a
+    def call_launches(self, call: Node, host: Callable[[], frozenset[str]]) -> bool:
+        """Whether a call may launch GPU work, knowing which names hold host values (`host()`, asked
+        only for a method of a name: working them out walks the whole scope); a call of a
         same-file function says True here (the caller looks into the function)."""
         function = call.child_by_field_name("function")
         qual = self.qualify(function)
@@ -363,7 +364,7 @@ class Names:
                 root.child_by_field_name("value")
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
-            return not (self.text(root) in host or self.qualify(root).startswith(models.HOST_MODULES)
+            return not (self.text(root) in host() or self.qualify(root).startswith(models.HOST_MODULES)
                         or f"{self.qualify(root)}.".startswith(models.HOST_MODULES))
         return True
 
@@ -375,7 +376,10 @@ class Names:
         if cached is not None:
             return cached
         self._launches[key] = True  # recursion: assume it does
-        _, host = self.scope_names(fn)
+
+        def host() -> frozenset[str]:
+            return self.scope_names(fn)[1]
+
         answer = False
         for n in code_nodes(fn.child_by_field_name("body")):
             if n.type != "call" or not self.call_launches(n, host):
@@ -396,13 +400,13 @@ class Names:
 
     def returns_host(self, fn: Node) -> bool:
         """Every `return` of the function gives a host value (or it returns nothing)."""
-        _, host = self.scope_names(fn)
         for n in code_nodes(fn.child_by_field_name("body")):
             if n.type in ("yield", "await"):
                 return False
             if n.type == "return_statement" and n.named_children:
                 deps = self.host_deps(n.named_children[0])
-                if deps is None or not deps <= host:
+                # The names of host values, worked out only when a `return` gives a value.
+                if deps is None or not deps <= self.scope_names(fn)[1]:
                     return False
         return True
 
