@@ -271,14 +271,15 @@ class _Module:
 
     def run(self) -> tuple[Unit, list[str]]:
         survey = _survey(self.root)
-        # Every suite's span, by start: a scope's are those within its body.
-        self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
         self.collect_imports(survey.imports)
-        self.collect_constants()
-        self.names = Names(self.root, self.source, self.text, self.qualify)
         scopes: list[tuple[str, Node]] = [("<module>", self.root)]
         scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
         lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
+        if lowered:  # what only the lowering reads (most files have no scope to lower)
+            # Every suite's span, by start: a scope's are those within its body.
+            self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
+            self.collect_constants()
+            self.names = Names(self.root, self.source, self.text, self.qualify)
         for index, (name, node) in enumerate(scopes):
             if index not in lowered:
                 # No device object can come to be in it, so no rule has anything to say of it.
@@ -297,7 +298,8 @@ class _Module:
         # history of the file stayed alive until the cyclic collector found it, and which made each
         # collection walk them all (a 70,000-line function: 15 us a line).  Broken here, the file's
         # objects go with its unit.
-        del self.names
+        if lowered:
+            del self.names
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
     def scopes_to_lower(self, nodes: list[Node], unknown_at: list[int]) -> set[int]:
