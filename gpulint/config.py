@@ -135,13 +135,22 @@ def _toml():
     return tomllib
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest gpulint.toml, or pyproject.toml with a [tool.gpulint] table, at or above `start`."""
+def find_config(start: Path, known: dict[Path, Path | None] | None = None) -> Path | None:
+    """The nearest gpulint.toml, or pyproject.toml with a [tool.gpulint] table, at or above `start`.
+    `known`: what earlier look-ups of one run found for each folder they passed (a tree's folders
+    share their parents: without it, each looked at every folder up to `/` again)."""
     current = start.resolve()
+    passed: list[Path] = []
+    found: Path | None = None
     for folder in [current, *current.parents]:
+        if known is not None and folder in known:
+            found = known[folder]
+            break
+        passed.append(folder)
         own = folder / "gpulint.toml"
         if own.is_file():
-            return own
+            found = own
+            break
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
             tomllib = _toml()
@@ -150,8 +159,11 @@ def find_config(start: Path) -> Path | None:
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
                 raise ConfigError(f"{pyproject}: cannot read: {exc}") from exc
             if "gpulint" in data.get("tool", {}):
-                return pyproject
-    return None
+                found = pyproject
+                break
+    if known is not None:
+        known.update(dict.fromkeys(passed, found))
+    return found
 
 
 def load_file(path: Path) -> dict[str, Any]:
@@ -344,6 +356,7 @@ class Resolver:
         self._cli, self._known, self._threshold_codes = cli, known, threshold_codes
         self._by_file: dict[Path | None, Settings] = {}
         self._by_dir: dict[Path, Settings] = {}
+        self._configs: dict[Path, Path | None] = {}  # `find_config`'s answers, by folder
         self._fixed: Settings | None = None
         if config is not None:
             path = Path(config)
@@ -359,7 +372,7 @@ class Resolver:
         """Every path gets `settings` (for callers that built their own)."""
         resolver = cls.__new__(cls)
         resolver._fixed = resolver.base = settings
-        resolver._by_dir, resolver._by_file = {}, {}
+        resolver._by_dir, resolver._by_file, resolver._configs = {}, {}, {}
         return resolver
 
     def _settings(self, config: Path | None) -> Settings:
@@ -372,7 +385,7 @@ class Resolver:
             return self._fixed
         key = Path(os.path.abspath(folder))
         if key not in self._by_dir:
-            self._by_dir[key] = self._settings(find_config(key))
+            self._by_dir[key] = self._settings(find_config(key, self._configs))
         return self._by_dir[key]
 
     def for_path(self, path: Path) -> Settings:

@@ -338,12 +338,14 @@ def test_scope_names_finds_bindings_inside_expressions() -> None:
     total = sum([x * 2 for x in range(3)])
     n = len(a)
     h(lambda: (c := 1))
+    forward(format(transforms(a)), [1for w in range(3)], {k: 0 for k in a})
 """
     module = _Module("t.py", source, _parser().parse(source).root_node)
     module.collect_imports(_survey(module.root)[1])
     fn = module.root.named_children[0]
     bound, host = Names(module.root, source, module.text, module.qualify).scope_names(fn)
-    assert {"a", "b", "x", "total", "n", "c"} <= bound
+    # `for` is a word of its own (a digit may come right before it); not in `format`, `forward`.
+    assert {"a", "b", "x", "total", "n", "c", "w", "k"} <= bound
     assert "b" not in host and {"n", "x"} <= host
 
 
@@ -465,3 +467,70 @@ def test_the_lowering_screen_knows_every_role_handler() -> None:
     assert set(_Scope.FUNCTION_ROLES) == {Role.RETAINING, Role.FACTORY, Role.RAW_ALLOC, Role.TRANSFER, Role.FREE,
                                           Role.FLUSH, Role.FULL_WRITE}
     assert set(_Scope.METHOD_ROLES) == {Role.FULL_WRITE, Role.TRANSFER, Role.FACTORY}
+
+
+_INERT_PROGRAM = """
+import torch
+
+def staged(n, w, make):
+    scale = torch.ones(n)                  # inert: a host factory, remembered for GL102
+    w = w.to(torch.float16)                # inert: the parameter rebound, no longer the caller's array
+    pick = lambda t: t * 2                 # inert: a lambda, whose reads happen where it is called
+    a, b = torch.zeros(n), make(n)         # inert: two bindings
+    print("for", n, [i for i in range(n)])
+    x = scale.cuda()
+    y = torch.as_tensor(w, device="cuda")
+    z = pick(x)
+    return x, y, z
+"""
+
+
+def _fields(value):
+    """Every field of an event, a touch, a guard, as plain data (their reprs show only a few)."""
+    from dataclasses import fields, is_dataclass
+
+    if is_dataclass(value):
+        return (type(value).__name__, *(_fields(getattr(value, f.name)) for f in fields(value)))
+    if isinstance(value, (list, tuple)):
+        return tuple(_fields(v) for v in value)
+    return value
+
+
+def _lowered(source: bytes) -> tuple:
+    unit, skipped = analyse("t.py", source)
+    events = [_fields(t.events) for t in unit.timelines]
+    objects = [(h.name, _fields(h.alloc), _fields(h.touches), _fields(h.frees), _fields(h.escapes), h.size, h.kind)
+               for h in unit.histories]
+    return events, objects, skipped
+
+
+def test_inert_statements_lower_as_the_full_lowering_does(monkeypatch) -> None:
+    # A statement with no maker call and no name holding an object or a function skips the
+    # evaluation of its parts (`_Scope.inert`): the histories and events must be what evaluating
+    # every part gives, on this program and on every Python program of the tests.
+    from pathlib import Path
+
+    from gpulint.static import python
+
+    tests = Path(__file__).parent
+    sources = [_INERT_PROGRAM.encode()] + [p.read_bytes() for folder in ("fixtures/python", "python_loop_programs",
+                                                                          "torch_programs")
+                                            for p in sorted((tests / folder).rglob("*.py"))]
+    inert_calls = Counter()
+    real_inert = python._Scope.inert
+
+    def counted(self, node):
+        answer = real_inert(self, node)
+        inert_calls[answer] += 1
+        return answer
+
+    monkeypatch.setattr(python._Scope, "inert", counted)
+    unit, _ = analyse("t.py", _INERT_PROGRAM.encode())
+    assert inert_calls[True] == 5  # the shortcut is taken
+    copies = {e.detail for t in unit.timelines for e in t.events if e.op is Op.COPY}
+    assert copies == {"host-factory:torch.ones"}  # `scale` is still known as torch.ones's
+    # `w` rebound: no longer the caller's array, so `as_tensor` copies it into an object of its own.
+    assert {h.name for h in unit.histories} == {"x", "y", "z"}
+    fast = [_lowered(source) for source in sources]
+    monkeypatch.setattr(python._Scope, "inert", lambda self, node: False)
+    assert fast == [_lowered(source) for source in sources]

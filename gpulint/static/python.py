@@ -38,6 +38,9 @@ _HOST_NAME = re.compile(r"^(h|host|cpu|np)_|_(host|cpu|np|numpy)$", re.I)
 # Annotations naming host data (`np.ndarray`, `list[float]`, `str`), once the imports resolve them.
 _HOST_ANNOTATION = re.compile(r"^(numpy\.|PIL\.|pathlib\.)|^(list|List|tuple|Tuple|Sequence|Iterable|str|int|float|"
                               r"bool|bytes|dict|Dict|Path)$")
+# The names (and keywords, and words in strings) an ASCII statement's text holds: a superset of
+# the names it reads.
+_NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # In a binding: a device array the scope does not own (`a = cp.asarray(a)` of a parameter `a`,
 # which is the caller's array when it is on the device already). Never an object of the scope.
 _FOREIGN = -1
@@ -255,6 +258,9 @@ class _Module:
         self.histories: list[ObjectHistory] = []
         self.timelines: list[Timeline] = []
         self.skipped: list[str] = []
+        # The offsets of the calls that may make a device object (and of what the lowering counts
+        # as unknown), sorted: no statement without one of them makes an object (`_Scope.inert`).
+        self.places: list[int] = []
 
     def location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
@@ -265,14 +271,15 @@ class _Module:
 
     def run(self) -> tuple[Unit, list[str]]:
         survey = _survey(self.root)
-        # Every suite's span, by start: a scope's are those within its body.
-        self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
         self.collect_imports(survey.imports)
-        self.collect_constants()
-        self.names = Names(self.root, self.source, self.text, self.qualify)
         scopes: list[tuple[str, Node]] = [("<module>", self.root)]
         scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
         lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
+        if lowered:  # what only the lowering reads (most files have no scope to lower)
+            # Every suite's span, by start: a scope's are those within its body.
+            self.blocks = sorted((n.start_byte, n.end_byte) for n in survey.blocks)
+            self.collect_constants()
+            self.names = Names(self.root, self.source, self.text, self.qualify)
         for index, (name, node) in enumerate(scopes):
             if index not in lowered:
                 # No device object can come to be in it, so no rule has anything to say of it.
@@ -291,7 +298,8 @@ class _Module:
         # history of the file stayed alive until the cyclic collector found it, and which made each
         # collection walk them all (a 70,000-line function: 15 us a line).  Broken here, the file's
         # objects go with its unit.
-        del self.names
+        if lowered:
+            del self.names
         return Unit(self.path, self.histories, self.timelines, self.source, language="python"), self.skipped
 
     def scopes_to_lower(self, nodes: list[Node], unknown_at: list[int]) -> set[int]:
@@ -318,6 +326,7 @@ class _Module:
             if call is None or call.type != "call" or call.child_by_field_name("arguments") != node \
                     or self.may_make_objects(call):
                 places.append(at)  # not a call as expected: lowered, to be safe
+        self.places = sorted(places)
         lowered = {0} if nodes[0].has_error else set()
         spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
         starts = [start for start, _, _ in spans]
@@ -569,6 +578,11 @@ class _Scope(ScopeLowering):
             self.has_errors = True
             return
         if kind == "expression_statement":
+            if self.inert(node):
+                for child in node.named_children:
+                    if child.type == "assignment":
+                        self.inert_assignment(child)
+                return
             for child in node.named_children:
                 self.expression_statement(child)
         elif kind == "if_statement":
@@ -631,6 +645,59 @@ class _Scope(ScopeLowering):
                 # `match`, say: its names are read, but its arms are not branches to the rules.
                 unknown.skipped(self.m.unknown, "tree-sitter-python", kind, node.start_point[0] + 1)
             self.reads(node, node)
+
+    def inert(self, node: Node) -> bool:
+        """Whether lowering a statement can change nothing but what the names it binds are bound to:
+        no call in it may make a device object or flush the cache (it holds none of the module's
+        `places`) and none of the names in it holds an object or a function of the scope.  Its
+        parts then read no object and give no device value, so no event comes of it; what is left
+        is a binding's value (a host factory's, for GL102) and the names rebound.  Most statements
+        of a lowered scope are inert (argument parsing, printing, host arithmetic)."""
+        places = self.m.places
+        at = bisect_left(places, node.start_byte)
+        if at < len(places) and places[at] < node.end_byte:
+            return False
+        text = self.text(node)
+        if not (self.m.ascii or text.isascii()):
+            return False  # a name may hold characters that the token pattern does not take
+        held, closures = self.bindings.get, self.closures
+        for name in set(_NAME_TOKEN.findall(text)):
+            if held(name) or name in closures:
+                return False
+        return True
+
+    def inert_assignment(self, node: Node) -> None:
+        """An assignment of an inert statement (`inert`): `assignment`, less everything that reads or
+        writes objects, which there are none of.  Each value is `inert_value`'s."""
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if right is None or left is None or left.type in ("subscript", "attribute"):
+            return  # it binds no name
+        targets = _flatten_targets([left])
+        values = _paired_values(left, right, targets)
+        if len(values) == len(targets):
+            evaluated = [self.inert_value(value_node) for value_node in values]
+            for target, value_node, value in zip(targets, values, evaluated):
+                self.bind(target, value, node, value_node)
+            return
+        for target in targets:
+            self.unbind(self.text(target), node)
+
+    def inert_value(self, node: Node) -> _Value:
+        """What `evaluate` gives for an expression of an inert statement, without evaluating its
+        parts (each would give an empty value: no object read, not on the device).  What is left
+        of it is what binding it reads: a call's row (a host factory's name) and a lambda's
+        captures; every other expression gives nothing that binding reads."""
+        while node.type == "parenthesized_expression":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) != 1:
+                return _Value()
+            node = inner[0]
+        if node.type == "call":
+            return self.call(node, parts=False)
+        if node.type == "lambda":
+            return self.evaluate(node)
+        return _Value()
 
     def define(self, node: Node) -> None:
         """`def f(...)`: from here on `f` names a function that reads, whenever it is called (or a
@@ -713,8 +780,7 @@ class _Scope(ScopeLowering):
                 self.escape(value.uses | new, node, "stored")
             return
         targets = _flatten_targets([left])
-        values = right.named_children if right.type in ("expression_list", "tuple") and left.type in (
-            "pattern_list", "tuple_pattern") and len(right.named_children) == len(targets) else [right]
+        values = _paired_values(left, right, targets)
         if len(values) == len(targets):
             # Every value first, then the bindings: `a, b = b, a` swaps the two objects.
             evaluated = [self.evaluate(value_node, bound=target.type == "identifier")
@@ -958,7 +1024,7 @@ class _Scope(ScopeLowering):
         not Python's own functions, host libraries and the methods of host values, nor a function
         of this file whose calls launch nothing, given host values."""
         for n in code_nodes(node):
-            if n.type != "call" or not self.m.names.call_launches(n, self.host()) or self.host_copy(n):
+            if n.type != "call" or not self.m.names.call_launches(n, self.host) or self.host_copy(n):
                 continue
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):
@@ -1233,10 +1299,11 @@ class _Scope(ScopeLowering):
                     pending.append(n)
         return frozenset(out)
 
-    def call(self, node: Node) -> _Value:
+    def call(self, node: Node, parts: bool = True) -> _Value:
         """A call: its API's row (gpulint/models), then the handler of the row's role; a method
-        call falls back on the receiver's row and PyTorch's in-place convention."""
-        c = self.call_site(node)
+        call falls back on the receiver's row and PyTorch's in-place convention.  Without `parts`
+        (a call of an inert statement) its receiver and arguments are not evaluated."""
+        c = self.call_site(node, parts)
         row = models.function(c.qual, c.last)
         handler = self.FUNCTION_ROLES.get(row.role) if row is not None else None
         value = handler(self, row, c) if handler is not None else None
@@ -1244,8 +1311,10 @@ class _Scope(ScopeLowering):
             value = self.method(c)
         return value if value is not None else self.plain_function(c)
 
-    def call_site(self, node: Node) -> _Call:
-        """Evaluate a call's receiver and arguments (their reads) and its `out=` write."""
+    def call_site(self, node: Node, parts: bool = True) -> _Call:
+        """Evaluate a call's receiver and arguments (their reads) and its `out=` write; without
+        `parts`, each of them is an empty value (see `_Scope.inert`)."""
+        evaluate = self.evaluate if parts else _nothing
         function = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         qual = self.m.qualify(function)
@@ -1262,16 +1331,16 @@ class _Scope(ScopeLowering):
         recv_node: Node | None = None
         if function is not None and function.type == "attribute":
             recv_node = function.child_by_field_name("object")
-            receiver = self.evaluate(recv_node)
+            receiver = evaluate(recv_node)
         elif function is not None and function.type in ("identifier", "subscript"):
             # Calling a module moved to the device, a function of the scope (what it reads), a
             # kernel (`k[grid, block](...)`: what it reads of the module).
-            uses |= self.evaluate(function).uses
+            uses |= evaluate(function).uses
         # out= targets are written, not read.
         out_node = keywords.pop("out", None)
         arg_values: list[_Value] = []
         for a in positional + [v for v in keywords.values() if v is not None]:
-            arg_values.append(self.evaluate(a))
+            arg_values.append(evaluate(a))
             uses |= arg_values[-1].uses
         out_oids = self.objects_of(self.text(out_node)) if out_node is not None and out_node.type == "identifier" else set()
         if out_oids:
@@ -1553,6 +1622,19 @@ def _walk(node: Node | None):
         current = stack.pop()
         yield current
         stack.extend(reversed(current.named_children))
+
+
+def _nothing(node: Node | None, bound: bool = False) -> _Value:
+    """The value of a part of an inert statement's call (see `_Scope.inert`)."""
+    return _Value()
+
+
+def _paired_values(left: Node, right: Node, targets: list[Node]) -> list[Node]:
+    """The value bound to each target of `a, b = x, y`; else `[right]`, the one value of them all."""
+    if right.type in ("expression_list", "tuple") and left.type in ("pattern_list", "tuple_pattern") and len(
+            right.named_children) == len(targets):
+        return right.named_children
+    return [right]
 
 
 def _flatten_targets(nodes: list[Node]) -> list[Node]:

@@ -6,6 +6,7 @@ the models tables only, never on the objects a scope's lowering tracks.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
@@ -30,6 +31,9 @@ _BINDERS = frozenset({"function_definition", "class_definition", "assignment", "
 _TARGETS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause",
                       "as_pattern_target", "named_expression", "delete_statement"})
 _HOLDS_STATEMENTS: dict[str, bool] = {}  # `_holds_statements` by node kind, as met
+# In an expression's text, what may bind a name there: `:=`, a comprehension's `for` (not the
+# `for` in `format`, `forward`, `transforms`; a digit may stand right before it: `[1for x in y]`).
+_BINDS_IN_EXPRESSION = re.compile(rb":=|(?<![A-Za-z_])for(?![A-Za-z0-9_])")
 _PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
              "parenthesized_expression", "list_splat_pattern")
 
@@ -219,9 +223,10 @@ class Names:
         else:
             body = scope
         # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.  It does
-        # not enter an expression whose text has no `:=` and no `for` (most of them): nothing in
-        # it binds a name.
+        # not enter an expression whose text has no `:=` and no word `for` (most of them): nothing
+        # in it binds a name.
         source = self.source
+        binds_in = _BINDS_IN_EXPRESSION.search
         holds_statements = _HOLDS_STATEMENTS
         stack = list(reversed(body.named_children)) if body is not None else []
         while stack:
@@ -231,8 +236,7 @@ class Names:
                 holds = holds_statements.get(kind)
                 if holds is None:
                     holds = holds_statements[kind] = _holds_statements(kind)
-                if holds or n.has_error or source.find(b":=", n.start_byte, n.end_byte) >= 0 or source.find(
-                        b"for", n.start_byte, n.end_byte) >= 0:
+                if holds or n.has_error or binds_in(source, n.start_byte, n.end_byte) is not None:
                     stack.extend(reversed(n.named_children))
                 continue
             if kind in ("function_definition", "class_definition"):
@@ -348,8 +352,9 @@ class Names:
         return False
 
     # ------------------------------------------------------------------ launches
-    def call_launches(self, call: Node, host: frozenset[str]) -> bool:
-        """Whether a call may launch GPU work, knowing which names hold host values; a call of a
+    def call_launches(self, call: Node, host: Callable[[], frozenset[str]]) -> bool:
+        """Whether a call may launch GPU work, knowing which names hold host values (`host()`, asked
+        only for a method of a name: working them out walks the whole scope); a call of a
         same-file function says True here (the caller looks into the function)."""
         function = call.child_by_field_name("function")
         qual = self.qualify(function)
@@ -363,7 +368,7 @@ class Names:
                 root.child_by_field_name("value")
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
-            return not (self.text(root) in host or self.qualify(root).startswith(models.HOST_MODULES)
+            return not (self.text(root) in host() or self.qualify(root).startswith(models.HOST_MODULES)
                         or f"{self.qualify(root)}.".startswith(models.HOST_MODULES))
         return True
 
@@ -375,7 +380,10 @@ class Names:
         if cached is not None:
             return cached
         self._launches[key] = True  # recursion: assume it does
-        _, host = self.scope_names(fn)
+
+        def host() -> frozenset[str]:
+            return self.scope_names(fn)[1]
+
         answer = False
         for n in code_nodes(fn.child_by_field_name("body")):
             if n.type != "call" or not self.call_launches(n, host):
@@ -396,13 +404,13 @@ class Names:
 
     def returns_host(self, fn: Node) -> bool:
         """Every `return` of the function gives a host value (or it returns nothing)."""
-        _, host = self.scope_names(fn)
         for n in code_nodes(fn.child_by_field_name("body")):
             if n.type in ("yield", "await"):
                 return False
             if n.type == "return_statement" and n.named_children:
                 deps = self.host_deps(n.named_children[0])
-                if deps is None or not deps <= host:
+                # The names of host values, worked out only when a `return` gives a value.
+                if deps is None or not deps <= self.scope_names(fn)[1]:
                     return False
         return True
 
