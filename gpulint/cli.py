@@ -193,6 +193,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
                           "default_select": DEFAULT_SELECT},
                          config_file, isolated)
     settings = resolver.base
+    _warn_without_clang(settings)
     report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
@@ -219,6 +220,18 @@ def _small_note(hidden: int, min_bytes: int) -> str:
         return ""
     return (f"{hidden} finding{'s' if hidden != 1 else ''} on objects below --min-bytes {human_bytes(min_bytes)} "
             f"{'was' if hidden == 1 else 'were'} hidden (--min-bytes 0 shows them).")
+
+
+def _warn_without_clang(settings) -> None:
+    """The clang frontend asked for (`--frontend clang`, a compile database) where libclang is not
+    installed: said once here, not in a note per file (the files are read with tree-sitter)."""
+    if not (settings.frontend == "clang" or (settings.frontend == "auto" and settings.compile_commands)):
+        return
+    from gpulint.static.cuda_clang import available
+
+    if not available():
+        click.echo("gpulint: warning: the clang frontend needs libclang, which is not installed "
+                   "(pip install 'gpulint[clang]'); CUDA files are read with tree-sitter", err=True)
 
 
 def _diagnose(diagnostics: list[str], notes: list[str], errors: list[str], verbose: bool) -> None:
@@ -396,6 +409,9 @@ def run(trace, level, sample, kernels, granularity, collector, command) -> None:
 
     The program keeps its exit code, output and behaviour. Then `gpulint analyze TRACE` or
     `gpulint check SRC --confirm TRACE`."""
+    if sys.platform != "linux":
+        _fail(f"gpulint run needs Linux with an NVIDIA GPU and driver (this is {sys.platform}); check, fix, analyze "
+              "and report work here, on traces recorded on Linux")
     from gpulint.dynamic.collectors.native import build as builder
     from gpulint.dynamic.collectors.native import runner
 
