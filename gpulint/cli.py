@@ -180,12 +180,20 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
               help="Mark each finding confirmed / refuted / unobserved by a recorded run; add what only the run shows.")
 @click.option("--min-bytes", default=None, metavar="BYTES",
               help="With --confirm: hide the run's own findings at sites below this many bytes [default: 1MiB].")
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Report only findings that are not in FILE (matched by a fingerprint that survives moved lines).")
+@click.option("--update-baseline", is_flag=True, help="With --baseline: write the current findings to FILE and exit 0.")
+@click.option("--add-ignore", is_flag=True,
+              help="Add a `gpulint: ignore[...]` comment for every current finding (as Ruff's --add-noqa) and exit 0.")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose, no_cache, confirm_trace, min_bytes, config_file, isolated) -> None:
+          compile_commands, verbose, no_cache, confirm_trace, min_bytes, baseline, update_baseline, add_ignore,
+          config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
 
+    if update_baseline and baseline is None:
+        _fail("--update-baseline needs --baseline FILE")
     resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
                           "extend_include": extend_include, "no_respect_gitignore": no_respect_gitignore,
                           "force_exclude": force_exclude, "threshold": threshold, "jobs": jobs, "frontend": frontend,
@@ -201,10 +209,52 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     _diagnose(report.diagnostics, report.notes, report.errors, verbose)
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
-    hidden = " ".join(note for note in (report.unanalysed_summary(), _small_note(small, settings.min_bytes)) if note)
+    if add_ignore:
+        _add_ignores(report.findings)
+    baseline_note = ""
+    if baseline is not None:
+        report.findings, baseline_note = _baseline(report.findings, baseline, update_baseline)
+    hidden = " ".join(note for note in (report.unanalysed_summary(), _small_note(small, settings.min_bytes),
+                                        baseline_note) if note)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
             len(report.errors), hidden=hidden, coverage=report.allocation_sites_line())
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
+
+
+def _add_ignores(findings: list) -> None:
+    """`--add-ignore`: the comments written, what could not be, and the exit (0, or 2 when a file
+    could not be written)."""
+    from gpulint.add_ignore import add_ignores
+
+    added = add_ignores(findings)
+    for problem in added.problems:
+        click.echo(f"gpulint: error: {problem}", err=True)
+    if added.without_line:
+        click.echo(f"gpulint: {added.without_line} finding(s) have no source line to put a comment on", err=True)
+    click.echo(f"gpulint: added {added.comments} ignore comment{'s' if added.comments != 1 else ''} "
+               f"to {added.files} file{'s' if added.files != 1 else ''}", err=True)
+    sys.exit(2 if added.problems else 0)
+
+
+def _baseline(findings: list, path: str, update: bool) -> tuple[list, str]:
+    """`--baseline FILE`: the findings FILE does not hold, and a note of how many it did; with
+    `--update-baseline`, FILE written from `findings` and the run ends (exit 0)."""
+    from gpulint import baseline
+
+    if update:
+        try:
+            count = baseline.write(path, findings)
+        except OSError as exc:
+            _fail(f"{path}: cannot write the baseline: {exc.strerror or exc}")
+        click.echo(f"gpulint: wrote {count} finding{'s' if count != 1 else ''} to the baseline {path}", err=True)
+        sys.exit(0)
+    try:
+        known = baseline.load(path)
+    except baseline.BaselineError as exc:
+        _fail(str(exc))
+    new, matched = baseline.new_findings(findings, known)
+    note = f"{matched} finding{'s' if matched != 1 else ''} in the baseline {path} not reported." if matched else ""
+    return new, note
 
 
 def _at_least(findings: list, min_bytes: int) -> tuple[list, int]:

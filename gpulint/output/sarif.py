@@ -21,6 +21,7 @@ import sarif_om as om
 from gpulint import __version__
 from gpulint.findings import Finding, Fix, Location, Pairs
 from gpulint.rules import RULES
+from gpulint.baseline import line_identity, row_occurrences
 from gpulint.sourcetext import split_lines, utf16_column
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -133,28 +134,15 @@ class _Locator:
 
     def line_hash(self, loc: Location) -> str:
         """A hash of the flagged line's text (whitespace-insensitive) and which occurrence it is,
-        so a finding keeps its identity when unrelated lines move."""
+        so a finding keeps its identity when unrelated lines move (the baseline's too)."""
         if not loc.has_line:
             return f"{hashlib.sha256((loc.symbol or '').encode()).hexdigest()[:16]}:1"
-        lines = self.source_lines(loc.path)
-        text = "".join(lines[loc.row - 1].split()) if 0 < loc.row <= len(lines) else ""
-        if 0 < loc.row <= len(lines):
-            occurrence = self.row_occurrences(loc.path)[loc.row - 1]
-        else:
-            occurrence = sum(1 for line in lines[: loc.row - 1] if "".join(line.split()) == text)
-        return f"{hashlib.sha256(text.encode()).hexdigest()[:16]}:{occurrence + 1}"
+        return line_identity(self.source_lines(loc.path), loc.row, self.row_occurrences(loc.path))
 
     def row_occurrences(self, path: str) -> list[int]:
-        """For each row, how many earlier rows have the same text (whitespace-insensitive): counted
-        once per file, not once per finding."""
+        """For each row, how many earlier rows have the same text: counted once per file."""
         if path not in self.occurrences:
-            seen: dict[str, int] = {}
-            counts = []
-            for line in self.source_lines(path):
-                key = "".join(line.split())
-                counts.append(seen.get(key, 0))
-                seen[key] = seen.get(key, 0) + 1
-            self.occurrences[path] = counts
+            self.occurrences[path] = row_occurrences(self.source_lines(path))
         return self.occurrences[path]
 
     def read_bytes(self, path: str) -> bytes | None:
