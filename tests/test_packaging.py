@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib")
+try:
+    import tomllib
+except ImportError:  # Python 3.10: gpulint depends on tomli there
+    tomllib = pytest.importorskip("tomli")
 ROOT = Path(__file__).resolve().parents[1]
 
 
