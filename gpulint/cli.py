@@ -8,6 +8,7 @@ import click
 
 from gpulint import __version__
 from gpulint.config import DEFAULT_SELECT, FRONTENDS, ConfigError, Resolver
+from gpulint.output import FORMATS as REPORT_FORMATS
 
 
 def _rules() -> dict:
@@ -67,10 +68,14 @@ def _report_options(command=None, *, default: str = "text"):
     if command is None:
         return lambda command: _report_options(command, default=default)
     for option in reversed([
-        click.option("--format", "fmt", type=click.Choice(["text", "concise", "json", "sarif", "github"]),
+        click.option("--format", "fmt", type=click.Choice(list(REPORT_FORMATS)),
                      default=default, show_default=True,
                      help="text: each finding with its source line and evidence; concise: one line each and "
-                          "what fixing it saves."),
+                          "what fixing it saves; grouped: by file; json, json-lines; sarif (GitHub code scanning); "
+                          "github (workflow annotations); gitlab (Code Quality); junit; rdjson (reviewdog)."),
+        click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+                     help="Colour in text, concise and grouped output; auto: on a terminal, unless NO_COLOR is set "
+                          "(FORCE_COLOR forces it)."),
         click.option("--statistics", is_flag=True, help="Print how many findings each rule has, not the findings."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
         click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout."),
@@ -100,12 +105,32 @@ def _discovery_options(command):
                         help="Also check files matching these globs (read as CUDA unless .py), e.g. '*.cpp.Cuda'.")(command)
 
 
-def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
-            errors: int = 0, hidden: str = "", coverage: str = "") -> None:
-    """Write findings in a format (or per-rule counts) to stdout or `output`."""
-    from gpulint.output import FORMATS
+def use_color(choice: str, fmt: str, output: str | None, environ=None, isatty=None) -> bool:
+    """Colour only for people: a text format on stdout.  `--color always/never` decide; with auto,
+    FORCE_COLOR (set, not empty) turns it on, then NO_COLOR (set, not empty: no-color.org) off,
+    then a terminal on.  Machine formats never get it."""
+    import os
 
-    color = output is None and fmt == "text" and sys.stdout.isatty()
+    from gpulint.output import FOR_PEOPLE
+
+    if output is not None or fmt not in FOR_PEOPLE or choice == "never":
+        return False
+    if choice == "always":
+        return True
+    environ = os.environ if environ is None else environ
+    if environ.get("FORCE_COLOR"):
+        return True
+    if environ.get("NO_COLOR"):
+        return False
+    return bool((isatty or sys.stdout.isatty)())
+
+
+def _report(findings: list, fmt: str, statistics: bool, output: str | None, codes: list[str], files: int,
+            errors: int = 0, hidden: str = "", coverage: str = "", color_choice: str = "auto") -> None:
+    """Write findings in a format (or per-rule counts) to stdout or `output`."""
+    from gpulint.output import FOR_PEOPLE, FORMATS
+
+    color = use_color(color_choice, fmt, output)
     if statistics:
         counts: dict[str, int] = {}
         for f in findings:
@@ -117,7 +142,7 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
     else:
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors, hidden=hidden), output,
                color)
-    if hidden and (statistics or fmt not in ("text", "concise")):  # those two say it in their summary line
+    if hidden and (statistics or fmt not in FOR_PEOPLE):  # those say it in their summary line
         click.echo(f"gpulint: {hidden}", err=True)
 
 
@@ -186,7 +211,7 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--add-ignore", is_flag=True,
               help="Add a `gpulint: ignore[...]` comment for every current finding (as Ruff's --add-noqa) and exit 0.")
 @_config_options
-def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, statistics, exit_zero, output, threshold, jobs, frontend,
+def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, color, statistics, exit_zero, output, threshold, jobs, frontend,
           compile_commands, verbose, no_cache, confirm_trace, min_bytes, baseline, update_baseline, add_ignore,
           config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
@@ -217,7 +242,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     hidden = " ".join(note for note in (report.unanalysed_summary(), _small_note(small, settings.min_bytes),
                                         baseline_note) if note)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
-            len(report.errors), hidden=hidden, coverage=report.allocation_sites_line())
+            len(report.errors), hidden=hidden, coverage=report.allocation_sites_line(), color_choice=color)
     sys.exit(_exit_code(report.findings, report.errors, exit_zero))
 
 
@@ -379,7 +404,7 @@ def fix(paths, show_diff, do_apply, unsafe_fixes, select, ignore, exclude, exten
 @click.option("--min-bytes", default=None, metavar="BYTES",
               help="Hide sites whose objects hold fewer bytes than this and whose fix saves less "
                    "(1048576, 64KiB, 1MiB; 0 shows all) [default: 1MiB, or min-bytes in the config].")
-def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold, config_file, isolated,
+def analyze(trace, select, ignore, fmt, color, statistics, exit_zero, output, threshold, config_file, isolated,
             min_bytes) -> None:
     """Findings of a recorded run (a trace from `gpulint run`), ranked by the peak memory their
     fixes would save. Exit 0 clean, 1 findings, 2 error."""
@@ -400,7 +425,7 @@ def analyze(trace, select, ignore, fmt, statistics, exit_zero, output, threshold
     peaks = result.peaks
     click.echo(f"gpulint: peak {human_bytes(peaks.actual)}; with every finding fixed {human_bytes(peaks.all_fixed)}; "
                f"tight-liveness lower bound {human_bytes(peaks.lower_bound)}", err=True)
-    _report(result.findings, fmt, statistics, output, codes, files=1, hidden=_hidden(result))
+    _report(result.findings, fmt, statistics, output, codes, files=1, hidden=_hidden(result), color_choice=color)
     sys.exit(1 if result.findings and not exit_zero else 0)
 
 

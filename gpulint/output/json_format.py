@@ -51,3 +51,8 @@ def render(findings: list[Finding], **_: Any) -> str:
     if not findings:
         return "[]\n"
     return "[\n" + ",\n".join("  " + json.dumps(as_dict(f), default=str) for f in findings) + "\n]\n"
+
+
+def render_lines(findings: list[Finding], **_: Any) -> str:
+    """`json-lines`: one finding per line, the same objects as `json` (for streaming consumers)."""
+    return "".join(json.dumps(as_dict(f), default=str) + "\n" for f in findings)

@@ -61,6 +61,35 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
         if f.fix is not None:
             out.append(f"    {style('help', fg='cyan')}: {f.fix.message} ({f.fix.applicability.value} fix)")
         out.append("")
+    out.append(summary(findings, style, files, errors, hidden))
+    return "\n".join(out) + "\n"
+
+
+def render_grouped(findings: list[Finding], *, color: bool = False, files: int = 0, errors: int = 0,
+                   hidden: str = "", **_: Any) -> str:
+    """Ruff's `grouped`: each file's name once, its findings under it, one line each."""
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    out: list[str] = []
+    by_file: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_file.setdefault(f.location.path, []).append(f)
+    for path, group in by_file.items():
+        out.append(style(path, bold=True, underline=True))
+        places = [f"{f.location.row}:{f.location.column}" if f.location.has_line
+                  else f"in {f.location.symbol or 'an unknown function'}" for f in group]
+        width = max(len(p) for p in places)
+        for place, f in zip(places, group):
+            out.append(f"  {place.ljust(width)}  {style(f.code, fg='red', bold=True)} {f.message}")
+        out.append("")
+    out.append(summary(findings, style, files, errors, hidden))
+    return "\n".join(out) + "\n"
+
+
+def summary(findings: list[Finding], style, files: int, errors: int, hidden: str) -> str:
+    """The last line: what was found in how many files, never "All checks passed" after an error."""
+    out: list[str] = []
     counts = Counter(f.code for f in findings)
     checked = f" in {files} file{'s' if files != 1 else ''}" if files else ""
     # Never "All checks passed" when something was not checked (`errors`: gpulint's own failures).
@@ -77,4 +106,4 @@ def render(findings: list[Finding], *, color: bool = False, files: int = 0, erro
         out.append(style(f"All checks passed{checked}.", fg="green", bold=True))
     if hidden:  # a run's small sites (`--min-bytes`): say they exist and how to see them
         out[-1] += " " + hidden
-    return "\n".join(out) + "\n"
+    return out[-1]
