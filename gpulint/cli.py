@@ -208,12 +208,15 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
 @click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE",
               help="Report only findings that are not in FILE (matched by a fingerprint that survives moved lines).")
 @click.option("--update-baseline", is_flag=True, help="With --baseline: write the current findings to FILE and exit 0.")
+@click.option("--stdin-filename", metavar="NAME",
+              help="With `-` as the path: the name of the text read from standard input (its language, its "
+                   "configuration, the name findings carry) [default: stdin.cu].")
 @click.option("--add-ignore", is_flag=True,
               help="Add a `gpulint: ignore[...]` comment for every current finding (as Ruff's --add-noqa) and exit 0.")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, color, statistics, exit_zero, output, threshold, jobs, frontend,
-          compile_commands, verbose, no_cache, confirm_trace, min_bytes, baseline, update_baseline, add_ignore,
-          config_file, isolated) -> None:
+          compile_commands, verbose, no_cache, confirm_trace, min_bytes, baseline, update_baseline, stdin_filename,
+          add_ignore, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
 
@@ -227,7 +230,16 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
                          config_file, isolated)
     settings = resolver.base
     _warn_without_clang(settings)
-    report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
+    if list(paths) == ["-"]:
+        from gpulint.stdin_source import check_stdin
+
+        if add_ignore:
+            _fail("--add-ignore writes files: it cannot take standard input")
+        report = check_stdin(resolver, stdin_filename, sorted(_rules()))
+    elif "-" in paths:
+        _fail("`-` (standard input) must be the only path")
+    else:
+        report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
     report.findings, small = _at_least(report.findings, settings.min_bytes)
