@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.config import Resolver, Settings
-from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
-                               resolver_of)
+from gpulint.discovery import (WORD_BYTES, discover, display_path, is_gpu_source, is_python_source, read_source,
+                               readable, resolver_of)
 from gpulint.findings import Finding
 from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
@@ -378,8 +378,26 @@ def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, li
 
 
 # `int main(`: a program's root, whose functions other files do not call (`Table`).  Only an
-# ordering hint: a comment that matches costs an analysis again, never a wrong finding.
-_DEFINES_MAIN = re.compile(rb"\b(?:int|void)\s+main\s*\(")
+# ordering hint: a comment that matches costs an analysis again, never a wrong finding.  Found from
+# `main(`, a literal the regular expression engine skips to (`\b(?:int|void)\s+main\s*\(` in one
+# pattern tries every byte: 54 ms of cuda-samples' 750 files, against 5 ms).
+_MAIN_CALL = re.compile(rb"main\s*\(")
+_SPACE_BYTES = frozenset(b" \t\n\r\f\v")  # what `\s` matches in a bytes pattern
+
+
+def defines_main(data: bytes) -> bool:
+    """Whether the text has `int main(` or `void main(` (any white space between the words)."""
+    for m in _MAIN_CALL.finditer(data):
+        end = m.start()
+        if end == 0 or data[end - 1] not in _SPACE_BYTES:
+            continue
+        while end > 0 and data[end - 1] in _SPACE_BYTES:
+            end -= 1
+        for word in (b"int", b"void"):
+            start = end - len(word)
+            if start >= 0 and data.startswith(word, start) and (start == 0 or data[start - 1] not in WORD_BYTES):
+                return True
+    return False
 
 
 def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
@@ -399,11 +417,11 @@ def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[st
                 place(j)
         order.append(i)
 
-    def defines_main(i: int) -> bool:
+    def main_last(i: int) -> bool:
         data = (reads[i] or (None, None))[0]
-        return data is not None and _DEFINES_MAIN.search(data) is not None
+        return data is not None and defines_main(data)
 
-    for i in sorted(pending, key=defines_main):
+    for i in sorted(pending, key=main_last):
         if i not in placed:
             place(i)
     return order

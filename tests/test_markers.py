@@ -1,0 +1,41 @@
+"""The byte-level markers that decide what a run analyses and in which order: written as literal
+searches for speed, they must say what the single regular expressions they replace said."""
+from __future__ import annotations
+
+import re
+from random import Random
+
+import pytest
+
+from gpulint.discovery import uses_cuda
+from gpulint.engine import defines_main
+
+# The patterns as they were written before (one regular expression each): the reference.
+_CUDA_REFERENCE = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
+_MAIN_REFERENCE = re.compile(rb"\b(?:int|void)\s+main\s*\(")
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"cudaMalloc(&p, n);", True), (b"x = cuInit (0);", True), (b"k<<<1, 1>>>(p);", True),
+    (b"__global__ void k() {}", True), (b"xcudaMalloc(p);", False), (b"my_cudaFree(p);", False),
+    (b"cucudaX(p)", False), (b"cuda(p)", False), (b"a.cudaFree(p)", True), (b"int main() {}", False),
+])
+def test_uses_cuda(text: bytes, expected: bool) -> None:
+    assert uses_cuda(text) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"int main(", True), (b"void main (void)", True), (b"int\n  main\t(", True), (b"static int main(", True),
+    (b"uint main(", False), (b"int domain(", False), (b"intmain(", False), (b"main(", False), (b"int main", False),
+])
+def test_defines_main(text: bytes, expected: bool) -> None:
+    assert defines_main(text) is expected
+
+
+def test_markers_agree_with_the_patterns_on_random_text() -> None:
+    rng = Random(20261125)
+    alphabet = b"int void main ( \n\tcudaMXx_<_gobal"
+    for _ in range(20_000):
+        text = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert uses_cuda(text) == (_CUDA_REFERENCE.search(text) is not None), text
+        assert defines_main(text) == (_MAIN_REFERENCE.search(text) is not None), text
