@@ -122,8 +122,9 @@ class _Lowering:
         # The original ranges of the macro uses expanded, by start.
         self.uses = [(piece[0], piece[1]) for piece in mapping.pieces if len(piece) == 3] if mapping else []
         self.use_starts = [start for start, _ in self.uses]
-        if mapping is not None:
-            self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", original)]
+        # Rows and columns of spans, asked when one is reported: in the text parsed (tree-sitter's
+        # points), or in the original when the preprocessor moved offsets.
+        self.lines = s.Lines(original if mapping is not None else source)
         self.functions: list[s.Function] = []
         self.macros: dict[str, s.Macro] = {}
         self.globals: list[s.Decl] = []
@@ -135,16 +136,11 @@ class _Lowering:
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
-        if self.mapping is not None:
-            start, end = self.mapping.start(node.start_byte), self.mapping.end(node.end_byte)
-            return s.Span(start, end, *self._point(start), *self._point(end))
-        (r0, c0), (r1, c1) = node.start_point, node.end_point
         # tuple.__new__ skips the named tuple's Python-level constructor: a span per node adds up.
-        return _new_span(s.Span, (node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1))
-
-    def _point(self, offset: int) -> tuple[int, int]:
-        row = bisect.bisect_right(self.line_starts, offset)
-        return row, offset - self.line_starts[row - 1] + 1
+        if self.mapping is not None:
+            return _new_span(s.OffsetSpan, (self.mapping.start(node.start_byte), self.mapping.end(node.end_byte),
+                                            self.lines))
+        return _new_span(s.OffsetSpan, (node.start_byte, node.end_byte, self.lines))
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -335,7 +331,7 @@ class _Lowering:
         semicolon = re.match(rb"[ \t]*;", self.original[end:end + 64])
         if semicolon:
             end += semicolon.end()
-        return s.Span(start, end, *self._point(start), *self._point(end))
+        return _new_span(s.OffsetSpan, (start, end, self.lines))
 
     def _stmt(self, node: Node) -> s.Stmt | None:
         kind = node.type
@@ -533,11 +529,9 @@ class _Lowering:
     def expr(self, node: Node) -> s.Expr:
         kind = node.type
         if kind == "identifier" and self.mapping is None:
-            # Most expressions are names, each on one line: its span needs one point, not two.
+            # Most expressions are names: the shortest way to one.
             start, end = node.start_byte, node.end_byte
-            row, column = node.start_point
-            return s.Name(_new_span(s.Span, (start, end, row + 1, column + 1, row + 1, column + 1 + end - start)),
-                          self.source[start:end].decode("utf-8", "replace"))
+            return s.Name(_new_span(s.OffsetSpan, (start, end, self.lines)), self.source[start:end].decode("utf-8", "replace"))
         build = _EXPRESSIONS.get(kind)
         if build is not None:
             return build(self, node, self.span(node))

@@ -603,10 +603,11 @@ class _FunctionLowering(ScopeLowering):
             paths.update(_assigned_path(e) for e in _extracted(node.expr))
 
     def location(self, span: s.Span) -> Location:
+        row, column, end_row, end_column = span.points()
         if self.ascii:  # byte columns are character columns
-            return Location(self.path, span.row, span.column, span.end_row, span.end_column)
-        return Location(self.path, span.row, char_column(self.source, span.start, span.column), span.end_row,
-                        char_column(self.source, span.end, span.end_column))
+            return Location(self.path, row, column, end_row, end_column)
+        return Location(self.path, row, char_column(self.source, span.start, column), end_row,
+                        char_column(self.source, span.end, end_column))
 
     def text(self, span: s.Span) -> str:
         return self.source[span.start:span.end].decode("utf-8", "replace")
