@@ -39,3 +39,10 @@ def test_markers_agree_with_the_patterns_on_random_text() -> None:
         text = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         assert uses_cuda(text) == (_CUDA_REFERENCE.search(text) is not None), text
         assert defines_main(text) == (_MAIN_REFERENCE.search(text) is not None), text
+
+
+def test_local_includes_only_at_the_start_of_a_line() -> None:
+    from gpulint.static.includes import local_includes
+
+    text = b'#include "a.h"\n  #  include "b.cuh"\nx #include "c.h"\n// #include "d.h"\n#include <e.h>\n\t#include"f.h"'
+    assert local_includes(text) == [("a.h", 0), ("b.cuh", 15), ("f.h", text.index(b"\t#include"))]
