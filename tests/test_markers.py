@@ -46,3 +46,22 @@ def test_local_includes_only_at_the_start_of_a_line() -> None:
 
     text = b'#include "a.h"\n  #  include "b.cuh"\nx #include "c.h"\n// #include "d.h"\n#include <e.h>\n\t#include"f.h"'
     assert local_includes(text) == [("a.h", 0), ("b.cuh", 15), ("f.h", text.index(b"\t#include"))]
+
+
+def test_preprocessor_scans_agree_with_anchored_patterns_on_random_text() -> None:
+    """`^`/`\\b`-anchored patterns were rewritten to start with a literal (see preprocess.py): the
+    gate, the respelling and the defined names must be those of the anchored patterns."""
+    from gpulint.static import preprocess as p
+
+    quick = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|define|include)\b|__attribute__|__align__|\btypeid\b"
+                       r"|\bnew\s+const\b", re.M)
+    respelled = re.compile(r"\btypeid\s*\(\s*[\w:]+\s*\)|\bnew\s+(?:const\s+)?[\w:]+\s*\*[\s*]*\[|\bnew\s+const\b")
+    defines = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+    rng = Random(7)
+    pieces = ["#", " ", "\t", "\n", "if", "define", "include", "new", "const", "typeid", "(", ")", "T", "*", "[",
+              "x", "_", ":", "\u00e9", "ifdef A", "__align__"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert p._needs_preprocessing(text) == (quick.search(text) is not None), text
+        assert p._respelled(text) == respelled.sub(p._respell, text), text
+        assert p._defined_names(text) == frozenset(defines.findall(text)), text
