@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpulint.config import Resolver, Settings
 from gpulint.gitignore import GitIgnore
+from gpulint.sourcetext import WORD_BYTES
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 CXX_SUFFIXES = {".c", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
@@ -21,8 +22,6 @@ SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-
 # A C/C++ file is CUDA code when it launches kernels (`<<<`, `__global__`) or calls the runtime/driver
 # API (`cudaMalloc(`, `cuInit(` at the start of a word: see `uses_cuda`).
 _CUDA_CALL = re.compile(rb"cu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(")
-WORD_BYTES = frozenset(  # what `\w` matches in a bytes pattern
-    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def resolver_of(settings: "Settings | Resolver") -> Resolver:

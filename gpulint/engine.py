@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.config import Resolver, Settings
-from gpulint.discovery import (WORD_BYTES, discover, display_path, is_gpu_source, is_python_source, read_source,
-                               readable, resolver_of)
+from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
+                               resolver_of)
 from gpulint.findings import Finding
 from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
@@ -25,7 +25,7 @@ from gpulint.results import FileResult, Report
 from gpulint.rules import RULES, RuleSettings
 from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
-from gpulint.sourcetext import as_parsed
+from gpulint.sourcetext import WORD_BYTES, as_parsed
 from gpulint.static import frontends
 from gpulint.static.includes import build_view, include_closure
 from gpulint.static.program import Definitions, ProgramView, Table, digest_of_view
