@@ -16,6 +16,7 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint.static import syntax as s
 from gpulint.static import unknown
+from gpulint.static.cuda_api import AGGREGATES
 from gpulint.static.includes import BuildView
 from gpulint.static.preprocess import Mapping, preprocess
 
@@ -133,6 +134,7 @@ class _Lowering:
         self.unknown: Counter = Counter()  # statement kinds skipped, for -v
         self.conditional_depth = 0
         self.called: set[str] = set()  # callee names met in the function being built
+        self.aggregates = False  # whether the function being built holds an `api.AGGREGATES` kind
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
@@ -277,8 +279,10 @@ class _Lowering:
                     )
                 )
         outer, self.called = self.called, set()
+        outer_aggregates, self.aggregates = self.aggregates, False
         block = self.block(body)
         called, self.called = frozenset(self.called), outer
+        aggregates, self.aggregates = self.aggregates, outer_aggregates
         has_errors = node.has_error
         if has_errors:
             self.errors.append(self.span(node))
@@ -296,6 +300,7 @@ class _Lowering:
                 has_errors=has_errors,
                 in_conditional=self.conditional_depth > 0,
                 called=called,
+                aggregates=aggregates,
             )
         )
 
@@ -535,6 +540,8 @@ class _Lowering:
         build = _EXPRESSIONS.get(kind)
         if build is not None:
             return build(self, node, self.span(node))
+        if kind in AGGREGATES:
+            self.aggregates = True
         return s.Other(self.span(node), kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
 
     def _parenthesized(self, node: Node, sp: s.Span) -> s.Expr:

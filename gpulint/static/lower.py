@@ -266,17 +266,31 @@ def _ends_program(stmt: s.Stmt | None) -> bool:
     return False
 
 
-def _names(*exprs: s.Expr) -> frozenset[str]:
-    """Every variable (and member path) an expression reads."""
+def _names(*exprs: s.Expr | None) -> frozenset[str]:
+    """Every variable (and member path) an expression reads.  Its own walk, in no particular order
+    (a set comes out): asked for every declaration, assignment and event, it is the lowering's most
+    frequent walk, and `syntax.walk`'s generator and ordering cost twice as much."""
     names: set[str] = set()
-    for expr in exprs:
-        for node in s.walk(expr):
-            if isinstance(node, s.Name):
-                names.add(node.id)
-            elif isinstance(node, s.Member):
-                path = s.path_of(node)
-                if path is not None:
-                    names.add(path)
+    fields = s.CHILD_FIELDS
+    stack = list(exprs)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is s.Name:
+            names.add(node.id)  # type: ignore[union-attr]
+            continue
+        if kind is s.Literal or node is None:
+            continue
+        if kind is s.Member:
+            path = s.path_of(node)  # type: ignore[arg-type]
+            if path is not None:
+                names.add(path)
+        for name in fields.get(kind, ()):
+            value = getattr(node, name)
+            if type(value) is list:
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
     return frozenset(names)
 
 
@@ -343,15 +357,9 @@ def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
     return frozenset()
 
 
-def _condition_names(expr: s.Expr | None) -> set[str]:
-    names: set[str] = set()
-    if expr is None:
-        return names
-    for node in s.walk(expr):
-        path = s.path_of(node) if isinstance(node, (s.Name, s.Member)) else None
-        if path is not None:
-            names.add(path)
-    return names
+def _condition_names(expr: s.Expr | None) -> frozenset[str]:
+    """The variables and member paths a condition reads (as `_names`)."""
+    return _names(expr) if expr is not None else frozenset()
 
 
 class _Bindings(Bindings):
@@ -974,11 +982,15 @@ class _FunctionLowering(ScopeLowering):
         if kind is s.Call:
             created: set[int] = set()
             for arg in expr.args:
+                leaf = type(arg)
+                if leaf is s.Name or leaf is s.Literal:
+                    continue  # most arguments: nothing to emit, not worth a call
                 created |= self.expr(arg)
-                if isinstance(arg, s.Unary) and arg.op == "&":
+                if leaf is s.Unary and arg.op == "&":
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
-                self.expr(cfg)
+                if type(cfg) is not s.Name and type(cfg) is not s.Literal:
+                    self.expr(cfg)
             self.bump(*self.call_assigns(expr))
             return created | self.call(expr)
         # The node's class decides (`type(...) is`: no syntax class has subclasses), each tested once.
@@ -1015,8 +1027,9 @@ class _FunctionLowering(ScopeLowering):
             value = getattr(expr, name)
             if type(value) is list:
                 for child in value:
-                    created |= self.expr(child)
-            elif value is not None:
+                    if type(child) is not s.Name and type(child) is not s.Literal:
+                        created |= self.expr(child)
+            elif value is not None and type(value) is not s.Name and type(value) is not s.Literal:
                 created |= self.expr(value)
         return created
 
@@ -1078,6 +1091,8 @@ class _FunctionLowering(ScopeLowering):
     def aggregate_objects(self, expr: s.Expr) -> set[int]:
         """Objects named inside initializer lists, lambdas and `new` expressions within `expr`."""
         oids: set[int] = set()
+        if self.function.aggregates is False:  # the frontend saw none in the function: no walk
+            return oids
         for node in s.walk(expr):
             if isinstance(node, s.Other) and node.kind in api.AGGREGATES:
                 for inner in s.walk(node):

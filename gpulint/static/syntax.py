@@ -344,6 +344,10 @@ class Function:
     # Names of the functions its body calls (not launches), when the frontend gathered them while
     # building the body; None: `callees()` walks the body.
     called: frozenset[str] | None = None
+    # Whether its body holds an initializer list, a lambda, a `new` or a compound literal (the kinds
+    # of `Other` the lowering follows pointers into, `cuda_api.AGGREGATES`), when the frontend
+    # noted it while building the body; None: the lowering looks.
+    aggregates: bool | None = None
 
     def callees(self) -> frozenset[str]:
         if self.called is None:
