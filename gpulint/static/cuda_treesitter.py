@@ -491,7 +491,12 @@ class _Lowering:
                     init = self.expr(value)
             if target is None:
                 continue
-            if target.type == "function_declarator":
+            target_type = target.type
+            if target_type == "identifier":  # `int n = ...`, most declarations: the helpers below, short
+                decls.append(s.VarDecl(self.span(declarator), self.text(target), base_type.strip(), False, init, is_const,
+                                       is_constexpr, is_static, []))
+                continue
+            if target_type == "function_declarator":
                 var = self._direct_init(target, base_type, is_const) if local else None
                 if var is not None:
                     decls.append(var)
@@ -633,9 +638,10 @@ class _Lowering:
         arguments = node.child_by_field_name("arguments")
         args = [self.expr(a) for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
         launch: list[s.Expr] | None = None
-        for child in node.children:
-            if child.type == "kernel_call_syntax":
-                launch = [self.expr(c) for c in child.named_children if c.type != "comment"]
+        if node.child_count > 2:  # a plain call is its function and its arguments: nothing to look for
+            for child in node.children:
+                if child.type == "kernel_call_syntax":
+                    launch = [self.expr(c) for c in child.named_children if c.type != "comment"]
         if function is not None and function.type == "template_function":
             name = function.child_by_field_name("name")
             name_text = self.text(name) if name is not None else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gpulint.findings import Location
 from gpulint.history import READ_WRITE, Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, Touch, Unit
@@ -390,13 +391,18 @@ _SCALAR_TYPES = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|floa
                            r"size_t|ptrdiff_t|u?int(?:8|16|32|64)_t|half|__half|dim3|float[234]|int[234])$")
 
 
+@lru_cache(maxsize=1024)  # asked for every declaration; a program writes a few dozen types
+def _is_scalar(type_text: str) -> bool:
+    return _SCALAR_TYPES.match(type_text.strip()) is not None
+
+
 def _temporary_struct(arg: s.Expr, summaries: list, index: int) -> bool:
     """`arg` builds a struct by value (`View<float>(a, n)`) for a kernel parameter that is one."""
     arg = s.strip_parens_and_casts(arg)
     if not isinstance(arg, s.Call) or arg.launch is not None or not summaries:
         return False
     params = [k.params[index] for k in summaries if index < len(k.params)]
-    return bool(params) and all(not p.is_pointer and "&" not in p.type and not _SCALAR_TYPES.match(p.type.strip())
+    return bool(params) and all(not p.is_pointer and "&" not in p.type and not _is_scalar(p.type)
                                 for p in params)
 
 
@@ -481,7 +487,7 @@ class _FunctionLowering(ScopeLowering):
         named = {path.partition(".")[0] for path in self.param_members}
         for index, param in enumerate(self.function.params):
             if param.name and index not in self.param_objects and param.name not in named \
-                    and not _SCALAR_TYPES.match(param.type.strip()):
+                    and not _is_scalar(param.type):
                 result.access[index] = READ_WRITE
         self.summarise_members(result)
         return result
@@ -759,7 +765,7 @@ class _FunctionLowering(ScopeLowering):
                 self.locals_shadowing.add(var.name)
             self.locals.add(var.name)
             if not var.is_pointer and "&" not in var.type and "*" not in var.type and "[" not in var.type \
-                    and not var.array_dims and not _SCALAR_TYPES.match(var.type.strip()):
+                    and not var.array_dims and not _is_scalar(var.type):
                 self.value_structs.add(var.name)
             else:
                 self.value_structs.discard(var.name)
