@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Union
 
@@ -45,13 +46,9 @@ class Lines:
     __slots__ = ("starts",)
 
     def __init__(self, text: bytes) -> None:
-        starts = [0]
-        find = text.find
-        at = find(b"\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find(b"\n", at + 1)
-        self.starts = starts
+        lengths = [len(line) + 1 for line in text.split(b"\n")]  # each with its newline
+        lengths.pop()  # the text after the last newline starts a line, ends none
+        self.starts = list(accumulate(lengths, initial=0))
 
     def point(self, offset: int) -> tuple[int, int]:
         """(row, column) of a byte offset, both 1-based."""
