@@ -538,10 +538,19 @@ class _Lowering:
     # ------------------------------------------------------------------ expressions
     def expr(self, node: Node) -> s.Expr:
         kind = node.type
-        if kind == "identifier" and self.mapping is None:
-            # Most expressions are names: the shortest way to one.
-            start, end = node.start_byte, node.end_byte
-            return s.Name(_new_span(s.OffsetSpan, (start, end, self.lines)), self.source[start:end].decode("utf-8", "replace"))
+        if self.mapping is None:
+            # Names and numbers are most expressions (and most of them not from a macro): the shortest
+            # way to them, without the dispatch and its calls.
+            if kind == "identifier":
+                start, end = node.start_byte, node.end_byte
+                return s.Name(_new_span(s.OffsetSpan, (start, end, self.lines)),
+                              self.source[start:end].decode("utf-8", "replace"))
+            if kind == "number_literal":
+                start, end = node.start_byte, node.end_byte
+                text = self.source[start:end].decode("utf-8", "replace")
+                return s.Literal(_new_span(s.OffsetSpan, (start, end, self.lines)), text, s.parse_number(text))
+        if kind == "parenthesized_expression":
+            return self._parenthesized(node)
         build = _EXPRESSIONS.get(kind)
         if build is not None:
             return build(self, node, self.span(node))
@@ -549,11 +558,11 @@ class _Lowering:
             self.aggregates = True
         return s.Other(self.span(node), kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
 
-    def _parenthesized(self, node: Node, sp: s.Span) -> s.Expr:
+    def _parenthesized(self, node: Node) -> s.Expr:
         inner = [c for c in node.named_children if c.type != "comment"]
         if len(inner) == 1:
-            return self.expr(inner[0])
-        return s.Other(sp, "paren", [self.expr(c) for c in inner])
+            return self.expr(inner[0])  # `(x)` is `x`: no span of its own to make
+        return s.Other(self.span(node), "paren", [self.expr(c) for c in inner])
 
     def _name(self, node: Node, sp: s.Span) -> s.Expr:
         return s.Name(sp, self.text(node))
@@ -576,7 +585,7 @@ class _Lowering:
         return s.Member(
             sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
             s.strip_templates(self.text(field)) if field is not None else "",
-            op is not None and self.text(op) == "->",
+            op is not None and op.type == "->",  # an operator token's type is its text
         )
 
     def _subscript(self, node: Node, sp: s.Span) -> s.Expr:
@@ -659,7 +668,6 @@ class _Lowering:
 
 # How each expression kind becomes an `Expr` (`_Lowering.expr`); kinds not here become `Other`.
 _EXPRESSIONS = {
-    "parenthesized_expression": _Lowering._parenthesized,
     "identifier": _Lowering._name, "field_identifier": _Lowering._name, "namespace_identifier": _Lowering._name, "this": _Lowering._name,
     "qualified_identifier": _Lowering._qualified_name,
     "template_function": _Lowering._template_function,

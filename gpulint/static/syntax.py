@@ -495,6 +495,8 @@ def parse_number(text: str) -> int | float | None:
 
 def strip_templates(text: str) -> str:
     """`ns::k<float, 4>` -> `ns::k` (spaces removed)."""
+    if "<" not in text and ">" not in text:  # most names: no character-by-character walk
+        return text.replace(" ", "")
     out: list[str] = []
     depth = 0
     for ch in text:
