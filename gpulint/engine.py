@@ -270,10 +270,11 @@ def _included(work: list[tuple[Path, Settings, list[str]]],
               reads: list[tuple[bytes | None, str | None] | None]) -> dict[Path, list[Path]]:
     """Each CUDA/C++ file's local includes (`#include "x.cu"`, directly or not), as paths."""
     found: dict[Path, list[Path]] = {}
+    known: dict[Path, list[tuple[str, int]] | None] = {}  # each header's includes, read once
     for (f, file_settings, _), read in zip(work, reads):
         if read is None or read[0] is None or is_python_source(f):
             continue
-        found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths)
+        found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths, known=known)
     return found
 
 

@@ -117,20 +117,28 @@ def _is_file(path: str) -> bool:
     return os.path.isfile(path)
 
 
-def include_closure(path: Path, source: bytes, include_paths: tuple[str, ...], limit: int = 256) -> list[Path]:
+def include_closure(path: Path, source: bytes, include_paths: tuple[str, ...], limit: int = 256,
+                    known: dict[Path, list[tuple[str, int]] | None] | None = None) -> list[Path]:
     """Every local file `path` includes, directly or through another, in the order first reached
-    (cycles and repeated includes followed once; at most `limit` files)."""
+    (cycles and repeated includes followed once; at most `limit` files).  `known`: the includes of
+    files already read, by path (None: unreadable), filled as files are read, so that a run asking
+    for many files' closures reads each header once."""
+    known = {} if known is None else known
     seen: dict[Path, None] = {}
-    pending = [(path, source)]
+    pending = [(path, local_includes(source))]
     while pending and len(seen) < limit:
-        current, text = pending.pop()
-        for name, _ in reversed(local_includes(text)):
+        current, includes = pending.pop()
+        for name, _ in reversed(includes):
             found = resolve(name, current, include_paths)
             if found is None or found in seen or found == path:
                 continue
             seen[found] = None
-            try:
-                pending.append((found, found.read_bytes()))
-            except OSError:
-                continue
+            if found not in known:
+                try:
+                    known[found] = local_includes(found.read_bytes())
+                except OSError:
+                    known[found] = None
+            found_includes = known[found]
+            if found_includes is not None:
+                pending.append((found, found_includes))
     return list(seen)
