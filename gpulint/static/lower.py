@@ -645,20 +645,32 @@ class _FunctionLowering(ScopeLowering):
     # ------------------------------------------------------------------ resolving names
     def refs(self, expr: s.Expr | None) -> set[int]:
         """Objects a (pointer-valued) expression may point into."""
-        if expr is None:
+        kind = type(expr)  # one test per class (no syntax class has subclasses): asked for every argument
+        while kind is s.Cast:
+            expr = expr.operand  # type: ignore[union-attr]
+            kind = type(expr)
+        if kind is s.Name:
+            path: str | None = expr.id  # type: ignore[union-attr]
+        elif kind is s.Member:
+            path = s.path_of(expr)  # type: ignore[arg-type]
+        elif kind is s.Other:
+            if expr.kind == "paren" and len(expr.children) == 1:  # type: ignore[union-attr]
+                return self.refs(expr.children[0])  # type: ignore[union-attr]
             return set()
-        expr = s.strip_parens_and_casts(expr)
-        if isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1:
-            return self.refs(expr.children[0])
-        if isinstance(expr, s.Binary) and expr.op in ("+", "-"):
-            return self.refs(expr.left) | self.refs(expr.right)
-        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
-            return self.refs(expr.operand.base)
-        if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
-            return self.refs(expr.operand)
-        if isinstance(expr, s.Conditional):
-            return self.refs(expr.then) | self.refs(expr.orelse)
-        path = s.path_of(expr)
+        elif kind is s.Binary:
+            if expr.op in ("+", "-"):  # type: ignore[union-attr]
+                return self.refs(expr.left) | self.refs(expr.right)  # type: ignore[union-attr]
+            return set()
+        elif kind is s.Unary:
+            if expr.op == "&" and type(expr.operand) is s.Index:  # type: ignore[union-attr]
+                return self.refs(expr.operand.base)  # type: ignore[union-attr]
+            if expr.op in ("++", "--"):  # type: ignore[union-attr]
+                return self.refs(expr.operand)  # type: ignore[union-attr]
+            return set()
+        elif kind is s.Conditional:
+            return self.refs(expr.then) | self.refs(expr.orelse)  # type: ignore[union-attr]
+        else:
+            return set()  # None, a literal, a call, an index, ...: no path
         if path is None:
             return set()
         found = set(self.current(path))

@@ -434,17 +434,18 @@ def walk(node: object) -> Iterator[object]:
 def callee_name(call: Call) -> str:
     """`cudaMalloc`, `std::swap`, `obj.method` -> the last component (`method`)."""
     callee = call.callee
-    if isinstance(callee, Name):
-        return callee.id.rsplit("::", 1)[-1]
-    if isinstance(callee, Member):
-        return callee.field
+    kind = type(callee)  # `type(x) is`: no syntax class has subclasses, and these run for every node
+    if kind is Name:
+        return callee.id.rsplit("::", 1)[-1]  # type: ignore[union-attr]
+    if kind is Member:
+        return callee.field  # type: ignore[union-attr]
     return ""
 
 
 def strip_parens_and_casts(expr: Expr) -> Expr:
     """`(void**)&x` -> `&x`; `((p))` is already parenless in this tree."""
-    while isinstance(expr, Cast):
-        expr = expr.operand
+    while type(expr) is Cast:
+        expr = expr.operand  # type: ignore[union-attr]
     return expr
 
 
@@ -454,14 +455,16 @@ def path_of(expr: Expr) -> str | None:
     Members are spelled with `.` whatever the operator, because the analyses track struct
     members by name (`s.buf` and `p->buf` of the same struct type are the same slot).
     """
-    expr = strip_parens_and_casts(expr)
-    if isinstance(expr, Name):
-        return expr.id
-    if isinstance(expr, Member):
-        base = path_of(expr.base)
+    while type(expr) is Cast:
+        expr = expr.operand  # type: ignore[union-attr]
+    kind = type(expr)
+    if kind is Name:
+        return expr.id  # type: ignore[union-attr]
+    if kind is Member:
+        base = path_of(expr.base)  # type: ignore[union-attr]
         if base is None:
             return None
-        return f"{base}.{expr.field}"
+        return f"{base}.{expr.field}"  # type: ignore[union-attr]
     return None
 
 
