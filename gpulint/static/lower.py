@@ -1004,7 +1004,7 @@ class _FunctionLowering(ScopeLowering):
                 if leaf is s.Name or leaf is s.Literal:
                     continue  # most arguments: nothing to emit, not worth a call
                 created |= self.expr(arg)
-                if leaf is s.Unary and arg.op == "&":
+                if type(arg) is s.Unary and arg.op == "&":
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
                 if type(cfg) is not s.Name and type(cfg) is not s.Literal:
