@@ -822,12 +822,17 @@ class _FunctionLowering(ScopeLowering):
         # A `case` arm is lowered to an If too; nothing may be placed before its label.
         is_case = self.source[stmt.span.start:stmt.span.start + 7].startswith((b"case", b"default"))
         span = (None, None) if is_case else (stmt.span.start, stmt.span.end)
-        with self.guarded(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span)):
-            self.stmt(stmt.then)
+        # Each arm's events carry its guard (what `ScopeLowering.guarded` does, without a context
+        # manager's generator for every branch).
+        guards = self.guard_stack
+        guards.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span))
+        self.stmt(stmt.then)
+        guards.pop()
         arms = [self.bindings.undo(mark)]
         if stmt.orelse is not None:
-            with self.guarded(Guard(guard_id, 1, cond_text, loc, frozenset(), *span)):
-                self.stmt(stmt.orelse)
+            guards.append(Guard(guard_id, 1, cond_text, loc, frozenset(), *span))
+            self.stmt(stmt.orelse)
+            guards.pop()
             arms.append(self.bindings.undo(mark))
         # After the branch a name may point to what either arm left in it.
         self.bindings.join(arms, exhaustive=stmt.orelse is not None)
