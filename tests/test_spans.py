@@ -35,7 +35,7 @@ def _spans(tu: s.TranslationUnit) -> list[s.Span]:
     found = []
     for function in tu.functions:
         found.append(function.span)
-        found.extend(node.span for node in s.walk(function.body))
+        found.extend(node.span for node in s.walk(function.body))  # type: ignore[attr-defined]
     return found
 
 
@@ -54,6 +54,7 @@ def test_rows_and_columns_are_those_of_the_offsets() -> None:
 
 def test_an_offset_span_travels_as_a_plain_span() -> None:
     span = cuda_treesitter.parse("t.cu", SOURCE).functions[1].span
+    assert isinstance(span, s.OffsetSpan)
     plain = pickle.loads(pickle.dumps(span))
     assert type(plain) is s.Span and plain == span.plain()
     assert (plain.start, plain.end, plain.row, plain.end_row) == (span.start, span.end, 8, 15)
