@@ -1083,6 +1083,7 @@ def time_real_corpus(folder: Path, repeat: int) -> None:
     print(f"  gpulint check (CLI, every rule, --jobs 1): {cpu:.2f} s CPU -> {lines / cpu:,.0f} lines/s "
           f"(target >= {REAL_TARGET:,}: {met}); wall {wall:.2f} s -> {lines / wall:,.0f} lines/s; "
           f"{cpu / best_parse:.1f}x the parse alone")
+    print(f"  where the time goes (in-process, best of {repeat}): {phase_split(folder, repeat)}")
     tidy = shutil.which("clang-tidy")
     if tidy is None:
         print("  clang-tidy: not installed")
@@ -1096,6 +1097,68 @@ def time_real_corpus(folder: Path, repeat: int) -> None:
 
 
 REAL_TARGET = 60_000  # lines/s on one core (issue 19)
+
+
+def phase_split(folder: Path, repeat: int) -> str:
+    """CPU seconds of each phase of `check_paths` on `folder` in this process (warm: a first run
+    fills the caches), best of `repeat` per phase: preprocessing, tree-sitter's parse, building the
+    `syntax` tree (the rest of parsing), lowering to histories, rules with their fixes, and the rest
+    (discovery, reading, includes, summaries, the second pass's table, suppressions)."""
+    sys.path.insert(0, str(REPO))
+    from gpulint import engine
+    from gpulint.config import Settings
+    from gpulint.static import cuda_treesitter, frontends
+
+    spent: dict[str, float] = {}
+
+    def timed(owner: object, name: str, phase: str) -> tuple[object, str, object]:
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            t0 = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[phase] = spent.get(phase, 0.0) + time.process_time() - t0
+
+        setattr(owner, name, wrapper)
+        return owner, name, original
+
+    class TimedParser:
+        def __init__(self, parser) -> None:  # noqa: ANN001
+            self.parser = parser
+
+        def parse(self, text: bytes):  # noqa: ANN202
+            t0 = time.process_time()
+            try:
+                return self.parser.parse(text)
+            finally:
+                spent["ts"] = spent.get("ts", 0.0) + time.process_time() - t0
+
+    patched = [timed(frontends, "parse", "parse"), timed(frontends, "lower", "lower"),
+               timed(engine, "analyse_unit", "rules"), timed(cuda_treesitter, "preprocess", "preprocess")]
+    real_parser = cuda_treesitter._parser()
+    patched.append((cuda_treesitter, "_parser", cuda_treesitter._parser))
+    cuda_treesitter._parser = lambda: TimedParser(real_parser)  # type: ignore[assignment]
+    settings = Settings(jobs=1, respect_gitignore=False, frontend="tree-sitter")
+    best: dict[str, float] = {}
+    try:
+        engine.check_paths([str(folder)], settings)
+        for _ in range(repeat):
+            spent.clear()
+            t0 = time.process_time()
+            engine.check_paths([str(folder)], settings)
+            spent["total"] = time.process_time() - t0
+            spent["build"] = spent.get("parse", 0.0) - spent.get("ts", 0.0) - spent.get("preprocess", 0.0)
+            spent["rest"] = spent["total"] - spent.get("parse", 0.0) - spent.get("lower", 0.0) - spent.get("rules", 0.0)
+            for phase, seconds in spent.items():
+                best[phase] = min(best.get(phase, seconds), seconds)
+    finally:
+        for owner, name, original in reversed(patched):
+            setattr(owner, name, original)
+    labels = [("preprocess", "preprocess"), ("ts", "tree-sitter parse"), ("build", "syntax build"),
+              ("lower", "lowering"), ("rules", "rules and fixes"), ("rest", "rest"), ("total", "total")]
+    return ", ".join(f"{label} {best.get(key, 0.0):.2f} s" for key, label in labels)
 GENERATED_TARGET = 40_000  # the generated corpus: dense host code, slower per line
 
 
@@ -1311,8 +1374,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaling", action="store_true",
                         help="time one function of 1,000 to 50,000 statements and one big file against the same "
                              "functions in many files (CPU time per statement, in this process)")
-    parser.add_argument("--real-corpus", type=Path, metavar="DIR",
-                        help="time this folder of real code instead of fetching the pinned cuda-samples")
+    parser.add_argument("--real-corpus", type=Path, metavar="DIR", action="append",
+                        help="time this folder of real code instead of fetching the pinned cuda-samples "
+                             "(repeat for several folders)")
     parser.add_argument("--no-real", action="store_true", help="skip the real corpus")
     args = parser.parse_args(argv)
     if args.scaling:
@@ -1396,13 +1460,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CPU:     tree-sitter CLI {cpu:.2f} s CPU (user + sys) -> {nlines / cpu:,.0f} lines/s "
               f"(issue 19 target for this corpus >= {GENERATED_TARGET:,}: "
               f"{'met' if nlines / cpu >= GENERATED_TARGET else 'NOT met'})")
+        print(f"         where the time goes (in-process, best of {args.repeat}): "
+              f"{phase_split(folder, args.repeat)}")
         if not args.no_real:
-            real, how = (args.real_corpus, "given") if args.real_corpus else fetch_real_corpus()
-            print()
-            if real is None:
-                print(f"real corpus: unavailable ({how}); --real-corpus DIR names one")
-            else:
-                time_real_corpus(real, args.repeat)
+            for real, how in ([(given, "given") for given in args.real_corpus] if args.real_corpus
+                              else [fetch_real_corpus()]):
+                print()
+                if real is None:
+                    print(f"real corpus: unavailable ({how}); --real-corpus DIR names one")
+                else:
+                    time_real_corpus(real, args.repeat)
 
         if args.markdown:
             print_markdown_table(f"Static analysis speed, one core (`--jobs 1`), {nfiles} generated CUDA files, "

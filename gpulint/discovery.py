@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpulint.config import Resolver, Settings
 from gpulint.gitignore import GitIgnore
+from gpulint.sourcetext import WORD_BYTES
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 CXX_SUFFIXES = {".c", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
@@ -18,8 +19,9 @@ PYTHON_SUFFIXES = {".py", ".pyi"}
 # A Python file is GPU code when it mentions one of the frameworks gpulint understands.
 _PYTHON_MARKERS = re.compile(rb"\b(torch|cupy|numba|cuda)\b")
 SKIPPED_DIRS = {"build", "_build", "dist", "node_modules", "__pycache__", "site-packages", "venv", "CMakeFiles"}
-# A C/C++ file is CUDA code when it launches kernels or calls the runtime/driver API.
-_CUDA_MARKERS = re.compile(rb"<<<|\bcu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(|__global__")
+# A C/C++ file is CUDA code when it launches kernels (`<<<`, `__global__`) or calls the runtime/driver
+# API (`cudaMalloc(`, `cuInit(` at the start of a word: see `uses_cuda`).
+_CUDA_CALL = re.compile(rb"cu(?:da)?[A-Z][A-Za-z0-9_]*\s*\(")
 
 
 def resolver_of(settings: "Settings | Resolver") -> Resolver:
@@ -106,11 +108,17 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
 
 
 def display_path(path: Path) -> str:
-    # abspath, not resolve: a symlink is reported under the name the user gave it.
-    try:
-        return Path(os.path.abspath(path)).relative_to(os.path.abspath(os.getcwd())).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """The path relative to the working folder when it is under it, else as given (POSIX slashes).
+    abspath, not resolve: a symlink is reported under the name the user gave it.  String work, not
+    pathlib's relative_to (a run names each file twice: 8 us a call that way, 2 us this way)."""
+    absolute = os.path.abspath(path)
+    cwd = os.path.abspath(os.getcwd())
+    if absolute == cwd:
+        return "."
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    if absolute.startswith(prefix):
+        return Path(absolute[len(prefix):]).as_posix()
+    return path.as_posix()
 
 
 def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str | None]:
@@ -168,4 +176,15 @@ def is_gpu_source(path: Path, data: bytes) -> bool:
     """.cu/.cuh always; C/C++ and Python files only when they use CUDA or a GPU framework."""
     if is_python_source(path):
         return bool(_PYTHON_MARKERS.search(data))
-    return path.suffix.lower() in CUDA_SUFFIXES or bool(_CUDA_MARKERS.search(data))
+    return path.suffix.lower() in CUDA_SUFFIXES or uses_cuda(data)
+
+
+def uses_cuda(data: bytes) -> bool:
+    """Whether C/C++ text launches kernels or calls the CUDA runtime/driver API.  The literal markers
+    first (`in` is a fast byte search); the call pattern has no literal start for the regular
+    expression engine to skip to when it begins with a word boundary, so the boundary is tested on
+    each match instead (cuda-samples' 747 C/C++/CUDA files, 9.6 MB: 80 ms in one pattern, 11 ms so)."""
+    if b"<<<" in data or b"__global__" in data:
+        return True
+    # A rejected match (`xcudaMalloc(`) hides no other: inside it, a `cu` follows only letters.
+    return any(m.start() == 0 or data[m.start() - 1] not in WORD_BYTES for m in _CUDA_CALL.finditer(data))

@@ -25,7 +25,7 @@ from gpulint.results import FileResult, Report
 from gpulint.rules import RULES, RuleSettings
 from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
-from gpulint.sourcetext import as_parsed
+from gpulint.sourcetext import WORD_BYTES, as_parsed
 from gpulint.static import frontends
 from gpulint.static.includes import build_view, include_closure
 from gpulint.static.program import Definitions, ProgramView, Table, digest_of_view
@@ -270,10 +270,11 @@ def _included(work: list[tuple[Path, Settings, list[str]]],
               reads: list[tuple[bytes | None, str | None] | None]) -> dict[Path, list[Path]]:
     """Each CUDA/C++ file's local includes (`#include "x.cu"`, directly or not), as paths."""
     found: dict[Path, list[Path]] = {}
+    known: dict[Path, list[tuple[str, int]] | None] = {}  # each header's includes, read once
     for (f, file_settings, _), read in zip(work, reads):
         if read is None or read[0] is None or is_python_source(f):
             continue
-        found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths)
+        found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths, known=known)
     return found
 
 
@@ -378,8 +379,26 @@ def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, li
 
 
 # `int main(`: a program's root, whose functions other files do not call (`Table`).  Only an
-# ordering hint: a comment that matches costs an analysis again, never a wrong finding.
-_DEFINES_MAIN = re.compile(rb"\b(?:int|void)\s+main\s*\(")
+# ordering hint: a comment that matches costs an analysis again, never a wrong finding.  Found from
+# `main(`, a literal the regular expression engine skips to (`\b(?:int|void)\s+main\s*\(` in one
+# pattern tries every byte: 54 ms of cuda-samples' 750 files, against 5 ms).
+_MAIN_CALL = re.compile(rb"main\s*\(")
+_SPACE_BYTES = frozenset(b" \t\n\r\f\v")  # what `\s` matches in a bytes pattern
+
+
+def defines_main(data: bytes) -> bool:
+    """Whether the text has `int main(` or `void main(` (any white space between the words)."""
+    for m in _MAIN_CALL.finditer(data):
+        end = m.start()
+        if end == 0 or data[end - 1] not in _SPACE_BYTES:
+            continue
+        while end > 0 and data[end - 1] in _SPACE_BYTES:
+            end -= 1
+        for word in (b"int", b"void"):
+            start = end - len(word)
+            if start >= 0 and data.startswith(word, start) and (start == 0 or data[start - 1] not in WORD_BYTES):
+                return True
+    return False
 
 
 def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
@@ -399,11 +418,11 @@ def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[st
                 place(j)
         order.append(i)
 
-    def defines_main(i: int) -> bool:
+    def main_last(i: int) -> bool:
         data = (reads[i] or (None, None))[0]
-        return data is not None and _DEFINES_MAIN.search(data) is not None
+        return data is not None and defines_main(data)
 
-    for i in sorted(pending, key=defines_main):
+    for i in sorted(pending, key=main_last):
         if i not in placed:
             place(i)
     return order

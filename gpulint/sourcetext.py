@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# What `\w` matches in a bytes pattern: for word-boundary tests made by hand, after a pattern that
+# starts with a literal (a leading `\b` makes the regular expression engine try every byte).
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 

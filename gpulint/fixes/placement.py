@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import re
 
 from gpulint.history import Event, Timeline
+from gpulint.sourcetext import WORD_BYTES
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # Words in a size or argument expression that are not names a fix must find in scope.
@@ -317,7 +318,12 @@ class _WordIndex:
                 words.setdefault(m.group(), []).append(m.start())
             self.words, self.complete = words, True
             return words.get(key, default)
-        found = [m.start() for m in re.finditer(rb"\b" + re.escape(key) + rb"\b", self.source)]
+        # `\bkey\b` without its first `\b`, which would make the engine try every byte instead of
+        # skipping to the key's first letter; the byte before a match is tested here instead (a
+        # rejected match hides no other: inside it, the key follows word characters).
+        source = self.source
+        found = [m.start() for m in re.finditer(re.escape(key) + rb"\b", source)
+                 if m.start() == 0 or source[m.start() - 1] not in WORD_BYTES]
         self.words[key] = found
         return found if found else default
 

@@ -16,6 +16,7 @@ from tree_sitter import Language, Node, Parser
 
 from gpulint.static import syntax as s
 from gpulint.static import unknown
+from gpulint.static.cuda_api import AGGREGATES
 from gpulint.static.includes import BuildView
 from gpulint.static.preprocess import Mapping, preprocess
 
@@ -122,8 +123,9 @@ class _Lowering:
         # The original ranges of the macro uses expanded, by start.
         self.uses = [(piece[0], piece[1]) for piece in mapping.pieces if len(piece) == 3] if mapping else []
         self.use_starts = [start for start, _ in self.uses]
-        if mapping is not None:
-            self.line_starts = [0] + [m.end() for m in re.finditer(rb"\n", original)]
+        # Rows and columns of spans, asked when one is reported: in the text parsed (tree-sitter's
+        # points), or in the original when the preprocessor moved offsets.
+        self.lines = s.Lines(original if mapping is not None else source)
         self.functions: list[s.Function] = []
         self.macros: dict[str, s.Macro] = {}
         self.globals: list[s.Decl] = []
@@ -132,19 +134,15 @@ class _Lowering:
         self.unknown: Counter = Counter()  # statement kinds skipped, for -v
         self.conditional_depth = 0
         self.called: set[str] = set()  # callee names met in the function being built
+        self.aggregates = False  # whether the function being built holds an `api.AGGREGATES` kind
 
     # ------------------------------------------------------------------ helpers
     def span(self, node: Node) -> s.Span:
-        if self.mapping is not None:
-            start, end = self.mapping.start(node.start_byte), self.mapping.end(node.end_byte)
-            return s.Span(start, end, *self._point(start), *self._point(end))
-        (r0, c0), (r1, c1) = node.start_point, node.end_point
         # tuple.__new__ skips the named tuple's Python-level constructor: a span per node adds up.
-        return _new_span(s.Span, (node.start_byte, node.end_byte, r0 + 1, c0 + 1, r1 + 1, c1 + 1))
-
-    def _point(self, offset: int) -> tuple[int, int]:
-        row = bisect.bisect_right(self.line_starts, offset)
-        return row, offset - self.line_starts[row - 1] + 1
+        if self.mapping is not None:
+            return _new_span(s.OffsetSpan, (self.mapping.start(node.start_byte), self.mapping.end(node.end_byte),
+                                            self.lines))
+        return _new_span(s.OffsetSpan, (node.start_byte, node.end_byte, self.lines))
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte:node.end_byte].decode("utf-8", "replace")
@@ -281,8 +279,10 @@ class _Lowering:
                     )
                 )
         outer, self.called = self.called, set()
+        outer_aggregates, self.aggregates = self.aggregates, False
         block = self.block(body)
         called, self.called = frozenset(self.called), outer
+        aggregates, self.aggregates = self.aggregates, outer_aggregates
         has_errors = node.has_error
         if has_errors:
             self.errors.append(self.span(node))
@@ -300,6 +300,7 @@ class _Lowering:
                 has_errors=has_errors,
                 in_conditional=self.conditional_depth > 0,
                 called=called,
+                aggregates=aggregates,
             )
         )
 
@@ -335,7 +336,7 @@ class _Lowering:
         semicolon = re.match(rb"[ \t]*;", self.original[end:end + 64])
         if semicolon:
             end += semicolon.end()
-        return s.Span(start, end, *self._point(start), *self._point(end))
+        return _new_span(s.OffsetSpan, (start, end, self.lines))
 
     def _stmt(self, node: Node) -> s.Stmt | None:
         kind = node.type
@@ -490,7 +491,12 @@ class _Lowering:
                     init = self.expr(value)
             if target is None:
                 continue
-            if target.type == "function_declarator":
+            target_type = target.type
+            if target_type == "identifier":  # `int n = ...`, most declarations: the helpers below, short
+                decls.append(s.VarDecl(self.span(declarator), self.text(target), base_type.strip(), False, init, is_const,
+                                       is_constexpr, is_static, []))
+                continue
+            if target_type == "function_declarator":
                 var = self._direct_init(target, base_type, is_const) if local else None
                 if var is not None:
                     decls.append(var)
@@ -532,22 +538,31 @@ class _Lowering:
     # ------------------------------------------------------------------ expressions
     def expr(self, node: Node) -> s.Expr:
         kind = node.type
-        if kind == "identifier" and self.mapping is None:
-            # Most expressions are names, each on one line: its span needs one point, not two.
-            start, end = node.start_byte, node.end_byte
-            row, column = node.start_point
-            return s.Name(_new_span(s.Span, (start, end, row + 1, column + 1, row + 1, column + 1 + end - start)),
-                          self.source[start:end].decode("utf-8", "replace"))
+        if self.mapping is None:
+            # Names and numbers are most expressions (and most of them not from a macro): the shortest
+            # way to them, without the dispatch and its calls.
+            if kind == "identifier":
+                start, end = node.start_byte, node.end_byte
+                return s.Name(_new_span(s.OffsetSpan, (start, end, self.lines)),
+                              self.source[start:end].decode("utf-8", "replace"))
+            if kind == "number_literal":
+                start, end = node.start_byte, node.end_byte
+                text = self.source[start:end].decode("utf-8", "replace")
+                return s.Literal(_new_span(s.OffsetSpan, (start, end, self.lines)), text, s.parse_number(text))
+        if kind == "parenthesized_expression":
+            return self._parenthesized(node)
         build = _EXPRESSIONS.get(kind)
         if build is not None:
             return build(self, node, self.span(node))
+        if kind in AGGREGATES:
+            self.aggregates = True
         return s.Other(self.span(node), kind, [self.expr(c) for c in node.named_children if c.type not in _NOT_EXPRESSIONS])
 
-    def _parenthesized(self, node: Node, sp: s.Span) -> s.Expr:
+    def _parenthesized(self, node: Node) -> s.Expr:
         inner = [c for c in node.named_children if c.type != "comment"]
         if len(inner) == 1:
-            return self.expr(inner[0])
-        return s.Other(sp, "paren", [self.expr(c) for c in inner])
+            return self.expr(inner[0])  # `(x)` is `x`: no span of its own to make
+        return s.Other(self.span(node), "paren", [self.expr(c) for c in inner])
 
     def _name(self, node: Node, sp: s.Span) -> s.Expr:
         return s.Name(sp, self.text(node))
@@ -570,7 +585,7 @@ class _Lowering:
         return s.Member(
             sp, self.expr(base) if base is not None else s.Other(sp, "missing"),
             s.strip_templates(self.text(field)) if field is not None else "",
-            op is not None and self.text(op) == "->",
+            op is not None and op.type == "->",  # an operator token's type is its text
         )
 
     def _subscript(self, node: Node, sp: s.Span) -> s.Expr:
@@ -632,9 +647,10 @@ class _Lowering:
         arguments = node.child_by_field_name("arguments")
         args = [self.expr(a) for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
         launch: list[s.Expr] | None = None
-        for child in node.children:
-            if child.type == "kernel_call_syntax":
-                launch = [self.expr(c) for c in child.named_children if c.type != "comment"]
+        if node.child_count > 2:  # a plain call is its function and its arguments: nothing to look for
+            for child in node.children:
+                if child.type == "kernel_call_syntax":
+                    launch = [self.expr(c) for c in child.named_children if c.type != "comment"]
         if function is not None and function.type == "template_function":
             name = function.child_by_field_name("name")
             name_text = self.text(name) if name is not None else ""
@@ -652,7 +668,6 @@ class _Lowering:
 
 # How each expression kind becomes an `Expr` (`_Lowering.expr`); kinds not here become `Other`.
 _EXPRESSIONS = {
-    "parenthesized_expression": _Lowering._parenthesized,
     "identifier": _Lowering._name, "field_identifier": _Lowering._name, "namespace_identifier": _Lowering._name, "this": _Lowering._name,
     "qualified_identifier": _Lowering._qualified_name,
     "template_function": _Lowering._template_function,

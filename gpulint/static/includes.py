@@ -16,8 +16,9 @@ from pathlib import Path
 
 from gpulint.config import Settings
 
-# `#include "name"` at the start of a line (not `<name>`: system headers are not followed).
-_LOCAL_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+# `#include "name"` (not `<name>`: system headers are not followed), at the start of a line: tested
+# per match (`local_includes`), as `^[ \t]*` under re.M gives the engine no literal to skip to.
+_LOCAL_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"\n]+)"')
 # Macros nvcc (with gcc on 64-bit Linux) defines that programs test (`#ifdef __CUDACC__`,
 # `#if CUDART_VERSION >= 11000`, `#ifdef __linux__`).  One text serves both of nvcc's passes, and
 # `__CUDA_ARCH__` is defined (sm_90) as in the device pass: kernels guard their bodies with
@@ -93,7 +94,12 @@ def local_includes(source: bytes) -> list[tuple[str, int]]:
     """Each `#include "name"` of the text: the name and the offset of its line."""
     if _ANY_LOCAL_INCLUDE.search(source) is None:  # most files include no local file: one fast scan
         return []
-    return [(m.group(1).decode("utf-8", "replace"), m.start()) for m in _LOCAL_INCLUDE.finditer(source)]
+    found = []
+    for m in _LOCAL_INCLUDE.finditer(source):
+        line = source.rfind(b"\n", 0, m.start()) + 1
+        if not source[line:m.start()].strip(b" \t"):  # only blanks before the `#`
+            found.append((m.group(1).decode("utf-8", "replace"), line))
+    return found
 
 
 def resolve(name: str, including: Path, include_paths: tuple[str, ...]) -> Path | None:
@@ -111,20 +117,28 @@ def _is_file(path: str) -> bool:
     return os.path.isfile(path)
 
 
-def include_closure(path: Path, source: bytes, include_paths: tuple[str, ...], limit: int = 256) -> list[Path]:
+def include_closure(path: Path, source: bytes, include_paths: tuple[str, ...], limit: int = 256,
+                    known: dict[Path, list[tuple[str, int]] | None] | None = None) -> list[Path]:
     """Every local file `path` includes, directly or through another, in the order first reached
-    (cycles and repeated includes followed once; at most `limit` files)."""
+    (cycles and repeated includes followed once; at most `limit` files).  `known`: the includes of
+    files already read, by path (None: unreadable), filled as files are read, so that a run asking
+    for many files' closures reads each header once."""
+    known = {} if known is None else known
     seen: dict[Path, None] = {}
-    pending = [(path, source)]
+    pending = [(path, local_includes(source))]
     while pending and len(seen) < limit:
-        current, text = pending.pop()
-        for name, _ in reversed(local_includes(text)):
+        current, includes = pending.pop()
+        for name, _ in reversed(includes):
             found = resolve(name, current, include_paths)
             if found is None or found in seen or found == path:
                 continue
             seen[found] = None
-            try:
-                pending.append((found, found.read_bytes()))
-            except OSError:
-                continue
+            if found not in known:
+                try:
+                    known[found] = local_includes(found.read_bytes())
+                except OSError:
+                    known[found] = None
+            found_includes = known[found]
+            if found_includes is not None:
+                pending.append((found, found_includes))
     return list(seen)

@@ -43,6 +43,8 @@ class KernelSummary:
 
 def pointer_roots(expr: s.Expr | None) -> set[str]:
     """Every variable a pointer-valued expression may point into (`c ? a : b` -> {a, b})."""
+    if type(expr) is s.Name:  # most pointers: a name
+        return {expr.id}  # type: ignore[union-attr]
     if expr is None:
         return set()
     while isinstance(expr, s.Cast) or (isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1):

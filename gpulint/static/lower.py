@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gpulint.findings import Location
 from gpulint.history import READ_WRITE, Access, Event, Guard, Kind, ObjectHistory, Op, Size, Timeline, Touch, Unit
@@ -266,17 +267,31 @@ def _ends_program(stmt: s.Stmt | None) -> bool:
     return False
 
 
-def _names(*exprs: s.Expr) -> frozenset[str]:
-    """Every variable (and member path) an expression reads."""
+def _names(*exprs: s.Expr | None) -> frozenset[str]:
+    """Every variable (and member path) an expression reads.  Its own walk, in no particular order
+    (a set comes out): asked for every declaration, assignment and event, it is the lowering's most
+    frequent walk, and `syntax.walk`'s generator and ordering cost twice as much."""
     names: set[str] = set()
-    for expr in exprs:
-        for node in s.walk(expr):
-            if isinstance(node, s.Name):
-                names.add(node.id)
-            elif isinstance(node, s.Member):
-                path = s.path_of(node)
-                if path is not None:
-                    names.add(path)
+    fields = s.CHILD_FIELDS
+    stack = list(exprs)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is s.Name:
+            names.add(node.id)  # type: ignore[union-attr]
+            continue
+        if kind is s.Literal or node is None:
+            continue
+        if kind is s.Member:
+            path = s.path_of(node)  # type: ignore[arg-type]
+            if path is not None:
+                names.add(path)
+        for name in fields.get(kind, ()):
+            value = getattr(node, name)
+            if type(value) is list:
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
     return frozenset(names)
 
 
@@ -343,15 +358,9 @@ def _nonnull_tests(cond: s.Expr | None) -> frozenset[str]:
     return frozenset()
 
 
-def _condition_names(expr: s.Expr | None) -> set[str]:
-    names: set[str] = set()
-    if expr is None:
-        return names
-    for node in s.walk(expr):
-        path = s.path_of(node) if isinstance(node, (s.Name, s.Member)) else None
-        if path is not None:
-            names.add(path)
-    return names
+def _condition_names(expr: s.Expr | None) -> frozenset[str]:
+    """The variables and member paths a condition reads (as `_names`)."""
+    return _names(expr) if expr is not None else frozenset()
 
 
 class _Bindings(Bindings):
@@ -382,13 +391,18 @@ _SCALAR_TYPES = re.compile(r"^(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:int|floa
                            r"size_t|ptrdiff_t|u?int(?:8|16|32|64)_t|half|__half|dim3|float[234]|int[234])$")
 
 
+@lru_cache(maxsize=1024)  # asked for every declaration; a program writes a few dozen types
+def _is_scalar(type_text: str) -> bool:
+    return _SCALAR_TYPES.match(type_text.strip()) is not None
+
+
 def _temporary_struct(arg: s.Expr, summaries: list, index: int) -> bool:
     """`arg` builds a struct by value (`View<float>(a, n)`) for a kernel parameter that is one."""
     arg = s.strip_parens_and_casts(arg)
     if not isinstance(arg, s.Call) or arg.launch is not None or not summaries:
         return False
     params = [k.params[index] for k in summaries if index < len(k.params)]
-    return bool(params) and all(not p.is_pointer and "&" not in p.type and not _SCALAR_TYPES.match(p.type.strip())
+    return bool(params) and all(not p.is_pointer and "&" not in p.type and not _is_scalar(p.type)
                                 for p in params)
 
 
@@ -473,7 +487,7 @@ class _FunctionLowering(ScopeLowering):
         named = {path.partition(".")[0] for path in self.param_members}
         for index, param in enumerate(self.function.params):
             if param.name and index not in self.param_objects and param.name not in named \
-                    and not _SCALAR_TYPES.match(param.type.strip()):
+                    and not _is_scalar(param.type):
                 result.access[index] = READ_WRITE
         self.summarise_members(result)
         return result
@@ -603,10 +617,11 @@ class _FunctionLowering(ScopeLowering):
             paths.update(_assigned_path(e) for e in _extracted(node.expr))
 
     def location(self, span: s.Span) -> Location:
+        row, column, end_row, end_column = span.points()
         if self.ascii:  # byte columns are character columns
-            return Location(self.path, span.row, span.column, span.end_row, span.end_column)
-        return Location(self.path, span.row, char_column(self.source, span.start, span.column), span.end_row,
-                        char_column(self.source, span.end, span.end_column))
+            return Location(self.path, row, column, end_row, end_column)
+        return Location(self.path, row, char_column(self.source, span.start, column), end_row,
+                        char_column(self.source, span.end, end_column))
 
     def text(self, span: s.Span) -> str:
         return self.source[span.start:span.end].decode("utf-8", "replace")
@@ -630,20 +645,32 @@ class _FunctionLowering(ScopeLowering):
     # ------------------------------------------------------------------ resolving names
     def refs(self, expr: s.Expr | None) -> set[int]:
         """Objects a (pointer-valued) expression may point into."""
-        if expr is None:
+        kind = type(expr)  # one test per class (no syntax class has subclasses): asked for every argument
+        while kind is s.Cast:
+            expr = expr.operand  # type: ignore[union-attr]
+            kind = type(expr)
+        if kind is s.Name:
+            path: str | None = expr.id  # type: ignore[union-attr]
+        elif kind is s.Member:
+            path = s.path_of(expr)  # type: ignore[arg-type]
+        elif kind is s.Other:
+            if expr.kind == "paren" and len(expr.children) == 1:  # type: ignore[union-attr]
+                return self.refs(expr.children[0])  # type: ignore[union-attr]
             return set()
-        expr = s.strip_parens_and_casts(expr)
-        if isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1:
-            return self.refs(expr.children[0])
-        if isinstance(expr, s.Binary) and expr.op in ("+", "-"):
-            return self.refs(expr.left) | self.refs(expr.right)
-        if isinstance(expr, s.Unary) and expr.op == "&" and isinstance(expr.operand, s.Index):
-            return self.refs(expr.operand.base)
-        if isinstance(expr, s.Unary) and expr.op in ("++", "--"):
-            return self.refs(expr.operand)
-        if isinstance(expr, s.Conditional):
-            return self.refs(expr.then) | self.refs(expr.orelse)
-        path = s.path_of(expr)
+        elif kind is s.Binary:
+            if expr.op in ("+", "-"):  # type: ignore[union-attr]
+                return self.refs(expr.left) | self.refs(expr.right)  # type: ignore[union-attr]
+            return set()
+        elif kind is s.Unary:
+            if expr.op == "&" and type(expr.operand) is s.Index:  # type: ignore[union-attr]
+                return self.refs(expr.operand.base)  # type: ignore[union-attr]
+            if expr.op in ("++", "--"):  # type: ignore[union-attr]
+                return self.refs(expr.operand)  # type: ignore[union-attr]
+            return set()
+        elif kind is s.Conditional:
+            return self.refs(expr.then) | self.refs(expr.orelse)  # type: ignore[union-attr]
+        else:
+            return set()  # None, a literal, a call, an index, ...: no path
         if path is None:
             return set()
         found = set(self.current(path))
@@ -750,7 +777,7 @@ class _FunctionLowering(ScopeLowering):
                 self.locals_shadowing.add(var.name)
             self.locals.add(var.name)
             if not var.is_pointer and "&" not in var.type and "*" not in var.type and "[" not in var.type \
-                    and not var.array_dims and not _SCALAR_TYPES.match(var.type.strip()):
+                    and not var.array_dims and not _is_scalar(var.type):
                 self.value_structs.add(var.name)
             else:
                 self.value_structs.discard(var.name)
@@ -795,12 +822,17 @@ class _FunctionLowering(ScopeLowering):
         # A `case` arm is lowered to an If too; nothing may be placed before its label.
         is_case = self.source[stmt.span.start:stmt.span.start + 7].startswith((b"case", b"default"))
         span = (None, None) if is_case else (stmt.span.start, stmt.span.end)
-        with self.guarded(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span)):
-            self.stmt(stmt.then)
+        # Each arm's events carry its guard (what `ScopeLowering.guarded` does, without a context
+        # manager's generator for every branch).
+        guards = self.guard_stack
+        guards.append(Guard(guard_id, 0, cond_text, loc, _nonnull_tests(stmt.cond), *span))
+        self.stmt(stmt.then)
+        guards.pop()
         arms = [self.bindings.undo(mark)]
         if stmt.orelse is not None:
-            with self.guarded(Guard(guard_id, 1, cond_text, loc, frozenset(), *span)):
-                self.stmt(stmt.orelse)
+            guards.append(Guard(guard_id, 1, cond_text, loc, frozenset(), *span))
+            self.stmt(stmt.orelse)
+            guards.pop()
             arms.append(self.bindings.undo(mark))
         # After the branch a name may point to what either arm left in it.
         self.bindings.join(arms, exhaustive=stmt.orelse is not None)
@@ -973,11 +1005,15 @@ class _FunctionLowering(ScopeLowering):
         if kind is s.Call:
             created: set[int] = set()
             for arg in expr.args:
+                leaf = type(arg)
+                if leaf is s.Name or leaf is s.Literal:
+                    continue  # most arguments: nothing to emit, not worth a call
                 created |= self.expr(arg)
-                if isinstance(arg, s.Unary) and arg.op == "&":
+                if type(arg) is s.Unary and arg.op == "&":
                     self.assigned(arg.operand)  # `scanf("%d", &n)`, `cudaMemcpyFromSymbol(&n, ...)`
             for cfg in expr.launch or []:
-                self.expr(cfg)
+                if type(cfg) is not s.Name and type(cfg) is not s.Literal:
+                    self.expr(cfg)
             self.bump(*self.call_assigns(expr))
             return created | self.call(expr)
         # The node's class decides (`type(...) is`: no syntax class has subclasses), each tested once.
@@ -1014,8 +1050,9 @@ class _FunctionLowering(ScopeLowering):
             value = getattr(expr, name)
             if type(value) is list:
                 for child in value:
-                    created |= self.expr(child)
-            elif value is not None:
+                    if type(child) is not s.Name and type(child) is not s.Literal:
+                        created |= self.expr(child)
+            elif value is not None and type(value) is not s.Name and type(value) is not s.Literal:
                 created |= self.expr(value)
         return created
 
@@ -1077,6 +1114,8 @@ class _FunctionLowering(ScopeLowering):
     def aggregate_objects(self, expr: s.Expr) -> set[int]:
         """Objects named inside initializer lists, lambdas and `new` expressions within `expr`."""
         oids: set[int] = set()
+        if self.function.aggregates is False:  # the frontend saw none in the function: no walk
+            return oids
         for node in s.walk(expr):
             if isinstance(node, s.Other) and node.kind in api.AGGREGATES:
                 for inner in s.walk(node):

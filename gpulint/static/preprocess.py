@@ -29,6 +29,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from gpulint.static import cuda_api as api
 from gpulint.static.includes import BuildView, resolve
@@ -45,11 +46,16 @@ _LEXEME = re.compile(r"""
   | (?P<directive>^[ \t]*\#[ \t]*(?P<dname>[A-Za-z_]*)(?P<drest>(?:[^\n]*\\\r?\n)*[^\n]*))
 """, re.M | re.X)
 _DIRECTIVE_AT = re.compile(r"[ \t]*\#[ \t]*(?P<dname>[A-Za-z_]*)(?P<drest>(?:[^\n]*\\\r?\n)*[^\n]*)")
-_QUICK = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|define|include)\b|__attribute__|__align__|\btypeid\b"
-                    r"|\bnew\s+const\b", re.M)
+# What makes a file need the preprocessor (`_needs_preprocessing`): a directive that may change the
+# text, or C++ the parser needs respelled or blanked.  Patterns here start with a literal, never with
+# `^` or `\b`: the regular expression engine then skips to where the literal is instead of trying
+# every position; `_line_start_matches` and `_word_matches` test what the `^` or `\b` tested.
+_QUICK_DIRECTIVE = re.compile(r"#[ \t]*(?:if|ifdef|ifndef|define|include)\b")
+_QUICK_WORDS = re.compile(r"(?:typeid|new\s+const)\b")
 # C++ tree-sitter-cuda cannot parse, respelled in place with as many characters: `typeid(T)` as
-# the name `typeid_T_`, the `const` of `new const T*[n]` as blanks.
-_RESPELLED = re.compile(r"\btypeid\s*\(\s*[\w:]+\s*\)|\bnew\s+(?:const\s+)?[\w:]+\s*\*[\s*]*\[|\bnew\s+const\b")
+# the name `typeid_T_`, the `const` of `new const T*[n]` as blanks (matches at a word's start).
+_RESPELLED = re.compile(r"typeid\s*\(\s*[\w:]+\s*\)|new\s+(?:const\s+)?[\w:]+\s*\*[\s*]*\[|new\s+const\b")
+_DEFINE = re.compile(r"#[ \t]*define[ \t]+([A-Za-z_]\w*)")  # at a line's start
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _BLANKED = re.compile(r"\b(?:__attribute__|__align__)\s*\(")
 _NOT_NEWLINE = re.compile(r"[^\n]")
@@ -129,9 +135,46 @@ def preprocess(source: bytes, path: Path | None, view: BuildView, repair: bool =
     """The text to parse.  Function-like macros that work on no device memory (`CHECK(call)`) are
     expanded only with `repair`, at the uses that cannot parse as calls: a first parse without them
     tells whether any is needed, and most files need none."""
-    if not _QUICK.search(source.decode("latin-1")):
+    text = source.decode("latin-1")
+    if not _needs_preprocessing(text):
         return Preprocessed(source)
-    return _Preprocessor(source.decode("latin-1"), path, view, repair).run()
+    return _Preprocessor(text, path, view, repair).run()
+
+
+def _needs_preprocessing(text: str) -> bool:
+    if next(_line_start_matches(_QUICK_DIRECTIVE, text), None) is not None:
+        return True
+    return "__attribute__" in text or "__align__" in text or next(_word_matches(_QUICK_WORDS, text), None) is not None
+
+
+def _word_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
+    """The matches `\\b` + `pattern` would give (`pattern` starts with a word character): those not
+    preceded by a word character, leftmost first, not overlapping."""
+    pos = 0
+    search = pattern.search
+    m = search(text, pos)
+    while m is not None:
+        start = m.start()
+        before = text[start - 1] if start else " "
+        if before.isalnum() or before == "_":  # what `\\w` matches
+            m = search(text, start + 1)
+            continue
+        yield m
+        m = search(text, max(m.end(), start + 1))
+
+
+def _line_start_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
+    """The matches `^[ \\t]*` + `pattern` (under re.M) would give, each from where `pattern` starts:
+    those with only blanks before them on their line."""
+    search = pattern.search
+    m = search(text, 0)
+    while m is not None:
+        start = m.start()
+        if text[text.rfind("\n", 0, start) + 1:start].strip(" \t"):
+            m = search(text, start + 1)
+            continue
+        yield m
+        m = search(text, max(m.end(), start + 1))
 
 
 # --------------------------------------------------------------------------- directives
@@ -199,7 +242,7 @@ def _defined(name: str, macros: dict[str, Macro], known: frozenset[str]) -> bool
 
 def _defined_names(text: str) -> frozenset[str]:
     """Every name a `#define` of the text defines, whatever the conditions around it."""
-    return frozenset(re.findall(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", text, re.M))
+    return frozenset(m.group(1) for m in _line_start_matches(_DEFINE, text))
 
 
 def _test(name: str, rest: str, macros: dict[str, Macro], known: frozenset[str], including: Path | None,
@@ -590,6 +633,15 @@ def _neighbour(tokens: list[str], k: int, step: int) -> str:
 # --------------------------------------------------------------------------- the file
 
 
+def _respelled(text: str) -> str:
+    parts = []
+    pos = 0
+    for m in _word_matches(_RESPELLED, text):
+        parts += [text[pos:m.start()], _respell(m)]
+        pos = m.end()
+    return "".join(parts) + text[pos:] if parts else text
+
+
 def _respell(m: re.Match) -> str:
     spelled = m.group(0)
     if spelled.startswith("typeid"):
@@ -770,7 +822,7 @@ class _Preprocessor:
             if close > 0:
                 blank.append((m.start(), close + 1))
         if "typeid" in text or "new" in text:
-            text = _RESPELLED.sub(_respell, text)
+            text = _respelled(text)
         if blank:
             parts = []
             pos = 0
@@ -794,7 +846,7 @@ class _Preprocessor:
                         for offset, macro in entries)]
         if not names:
             return Preprocessed(text.encode("latin-1"), header_macros=self.header_values, repairable=repairable)
-        uses = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        uses = re.compile(r"(?:" + "|".join(map(re.escape, names)) + r")\b")  # at a word's start
         hidden = _block_comments(text) + [(start, end) for start, end, _, _ in _directives(text, _block_comments(text))]
         hidden.sort()
         hidden_starts = [start for start, _ in hidden]
@@ -803,7 +855,7 @@ class _Preprocessor:
         length = 0
         pos = 0
         expanded: list[tuple[int, int]] = []
-        for m in uses.finditer(text):
+        for m in _word_matches(uses, text):
             if m.start() < pos or _within(hidden, hidden_starts, m.start()) or _in_line_comment_or_string(text, m.start()):
                 continue
             macro = self.lookup(m.group(0), m.start())

@@ -219,7 +219,9 @@ class Definitions:
     def _definers(self, path: str, defined: dict[str, list[str]], name: str) -> list[str]:
         """The files whose definition of `name` a call in `path` reaches: an included file's, else
         any other's but a file defining `main` (another program's, as far as a linter can tell)."""
-        files = [f for f in defined.get(name, []) if f != path]
+        files = [f for f in defined.get(name, ()) if f != path]
+        if not files:  # most names asked: a library's or a system header's function
+            return files
         included = set(self.includes.get(path, ()))
         return [f for f in files if f in included] or [f for f in files if "main" not in self.summaries[f].hosts]
 

@@ -67,19 +67,20 @@ class Folder:
     def value(self, expr: s.Expr | None, _depth: int = 0) -> int | None:
         if expr is None or _depth > 32:
             return None
-        if isinstance(expr, s.Literal):
+        # `type(...) is`, not isinstance: no syntax class has subclasses, and sizes fold every operand.
+        if type(expr) is s.Literal:
             if not isinstance(expr.value, (int, float)) or isinstance(expr.value, float) and not expr.value.is_integer():
                 return None  # `is_integer` is False for inf and NaN too
             value = int(expr.value)
             return value if -_LIMIT < value < _LIMIT else None
-        if isinstance(expr, s.Name):
+        if type(expr) is s.Name:
             if expr.id in self.constants:
                 return self.value(self.constants[expr.id], _depth + 1)
             macro = self.macros.get(expr.id)
             if macro is not None:
                 return self.value(macro.value, _depth + 1)
             return None
-        if isinstance(expr, s.Sizeof):
+        if type(expr) is s.Sizeof:
             name = expr.type if expr.type is not None else expr.operand.id if isinstance(expr.operand, s.Name) else None
             if name is None:
                 return None
@@ -90,14 +91,14 @@ class Folder:
             if size is None and macro is not None and macro.text:
                 size = sizeof_type(macro.text)
             return size
-        if isinstance(expr, s.Cast):
+        if type(expr) is s.Cast:
             return self.value(expr.operand, _depth + 1)
-        if isinstance(expr, s.Unary):
+        if type(expr) is s.Unary:
             inner = self.value(expr.operand, _depth + 1)
             if inner is None:
                 return None
             return {"-": -inner, "+": inner, "~": ~inner}.get(expr.op)
-        if isinstance(expr, s.Binary):
+        if type(expr) is s.Binary:
             func = _BINARY.get(expr.op)
             if func is None:
                 return None
@@ -114,12 +115,12 @@ class Folder:
             # No size, count or offset of a real program is this large; hostile constants
             # (`1e308 * 1e308`) must not grow into huge integers through further folding.
             return result if -_LIMIT < result < _LIMIT else None
-        if isinstance(expr, s.Conditional):
+        if type(expr) is s.Conditional:
             cond = self.value(expr.cond, _depth + 1)
             if cond is None:
                 return None
             return self.value(expr.then if cond else expr.orelse, _depth + 1)
-        if isinstance(expr, s.Other) and expr.kind == "paren" and len(expr.children) == 1:
+        if type(expr) is s.Other and expr.kind == "paren" and len(expr.children) == 1:
             return self.value(expr.children[0], _depth + 1)
         return None
 

@@ -13,7 +13,9 @@ Anything else becomes `Other`, which keeps its children so that no name is lost.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple, Union
 
@@ -31,6 +33,73 @@ class Span(NamedTuple):
     column: int
     end_row: int
     end_column: int
+
+    def points(self) -> tuple[int, int, int, int]:
+        """(row, column, end_row, end_column) in one call."""
+        return self[2], self[3], self[4], self[5]
+
+
+class Lines:
+    """Where each line of a text starts: the rows and columns of byte offsets, for `OffsetSpan`s.
+    Rows are split at `\\n` only, as tree-sitter's points are; columns count bytes from 1."""
+
+    __slots__ = ("starts",)
+
+    def __init__(self, text: bytes) -> None:
+        lengths = [len(line) + 1 for line in text.split(b"\n")]  # each with its newline
+        lengths.pop()  # the text after the last newline starts a line, ends none
+        self.starts = list(accumulate(lengths, initial=0))
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """(row, column) of a byte offset, both 1-based."""
+        row = bisect_right(self.starts, offset)
+        return row, offset - self.starts[row - 1] + 1
+
+
+class OffsetSpan(Span):
+    """A `Span` that holds its byte offsets and its text's `Lines`: the row and column of each end
+    are computed when asked.  The tree-sitter frontend makes one per node, and most are never
+    reported; asking a tree-sitter node for its two points cost about a microsecond a node (a
+    quarter of building the tree).  Built with `tuple.__new__(OffsetSpan, (start, end, lines))`.
+    Equal to another `OffsetSpan` of the same place in the same text, never to a plain `Span`."""
+
+    __slots__ = ()
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        lines: Lines = self[2]  # type: ignore[assignment]  # the third item of an OffsetSpan
+        return lines.point(offset)
+
+    @property
+    def row(self) -> int:  # type: ignore[override]
+        return self._point(self[0])[0]
+
+    @property
+    def column(self) -> int:  # type: ignore[override]
+        return self._point(self[0])[1]
+
+    @property
+    def end_row(self) -> int:  # type: ignore[override]
+        return self._point(self[1])[0]
+
+    @property
+    def end_column(self) -> int:  # type: ignore[override]
+        return self._point(self[1])[1]
+
+    def points(self) -> tuple[int, int, int, int]:
+        return self._point(self[0]) + self._point(self[1])
+
+    def plain(self) -> Span:
+        """The same span with its rows and columns written out."""
+        return Span(self[0], self[1], *self.points())
+
+    def __repr__(self) -> str:
+        return repr(self.plain())
+
+    def __reduce__(self):  # pickled (a result sent from a worker process) as a plain `Span`
+        return Span, tuple(self.plain())
+
+    def _asdict(self) -> dict[str, int]:
+        return self.plain()._asdict()
 
 
 # --------------------------------------------------------------------------- expressions
@@ -272,6 +341,10 @@ class Function:
     # Names of the functions its body calls (not launches), when the frontend gathered them while
     # building the body; None: `callees()` walks the body.
     called: frozenset[str] | None = None
+    # Whether its body holds an initializer list, a lambda, a `new` or a compound literal (the kinds
+    # of `Other` the lowering follows pointers into, `cuda_api.AGGREGATES`), when the frontend
+    # noted it while building the body; None: the lowering looks.
+    aggregates: bool | None = None
 
     def callees(self) -> frozenset[str]:
         if self.called is None:
@@ -361,17 +434,18 @@ def walk(node: object) -> Iterator[object]:
 def callee_name(call: Call) -> str:
     """`cudaMalloc`, `std::swap`, `obj.method` -> the last component (`method`)."""
     callee = call.callee
-    if isinstance(callee, Name):
-        return callee.id.rsplit("::", 1)[-1]
-    if isinstance(callee, Member):
-        return callee.field
+    kind = type(callee)  # `type(x) is`: no syntax class has subclasses, and these run for every node
+    if kind is Name:
+        return callee.id.rsplit("::", 1)[-1]  # type: ignore[union-attr]
+    if kind is Member:
+        return callee.field  # type: ignore[union-attr]
     return ""
 
 
 def strip_parens_and_casts(expr: Expr) -> Expr:
     """`(void**)&x` -> `&x`; `((p))` is already parenless in this tree."""
-    while isinstance(expr, Cast):
-        expr = expr.operand
+    while type(expr) is Cast:
+        expr = expr.operand  # type: ignore[union-attr]
     return expr
 
 
@@ -381,14 +455,16 @@ def path_of(expr: Expr) -> str | None:
     Members are spelled with `.` whatever the operator, because the analyses track struct
     members by name (`s.buf` and `p->buf` of the same struct type are the same slot).
     """
-    expr = strip_parens_and_casts(expr)
-    if isinstance(expr, Name):
-        return expr.id
-    if isinstance(expr, Member):
-        base = path_of(expr.base)
+    while type(expr) is Cast:
+        expr = expr.operand  # type: ignore[union-attr]
+    kind = type(expr)
+    if kind is Name:
+        return expr.id  # type: ignore[union-attr]
+    if kind is Member:
+        base = path_of(expr.base)  # type: ignore[union-attr]
         if base is None:
             return None
-        return f"{base}.{expr.field}"
+        return f"{base}.{expr.field}"  # type: ignore[union-attr]
     return None
 
 
@@ -422,6 +498,8 @@ def parse_number(text: str) -> int | float | None:
 
 def strip_templates(text: str) -> str:
     """`ns::k<float, 4>` -> `ns::k` (spaces removed)."""
+    if "<" not in text and ">" not in text:  # most names: no character-by-character walk
+        return text.replace(" ", "")
     out: list[str] = []
     depth = 0
     for ch in text:
