@@ -309,6 +309,14 @@ def _small_note(hidden: int, min_bytes: int) -> str:
             f"{'was' if hidden == 1 else 'were'} hidden (--min-bytes 0 shows them).")
 
 
+def _progress(fmt: str):
+    """Progress on stderr for a person: a terminal, a format for people (`gpulint.progress`)."""
+    from gpulint.output import FOR_PEOPLE
+    from gpulint.progress import Progress
+
+    return Progress(enabled=sys.stderr.isatty() and fmt in FOR_PEOPLE)
+
+
 def _warn_without_clang(settings) -> None:
     """The clang frontend asked for (`--frontend clang`, a compile database) where libclang is not
     installed: said once here, not in a note per file (the files are read with tree-sitter)."""
@@ -428,10 +436,13 @@ def analyze(trace, select, ignore, fmt, color, statistics, exit_zero, output, th
                          config_file, isolated)
     settings = resolver.base
     codes = settings.enabled_codes(sorted(_rules()))
+    progress = _progress(fmt)
     try:
-        result = analyze_trace(trace, settings, codes)
+        result = analyze_trace(trace, settings, codes, progress)
     except TraceError as exc:
+        progress.done()
         _fail(str(exc))
+    progress.done()
     for warning in result.warnings:
         click.echo(f"gpulint: {warning}", err=True)
     peaks = result.peaks

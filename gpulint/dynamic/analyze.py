@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from gpulint.config import Settings
 from gpulint.dynamic.grouping import by_site
@@ -25,32 +26,39 @@ class Analysis:
     min_bytes: int = 0
 
 
-def analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
+def analyze(path: str | Path, settings: Settings, codes: list[str],
+            progress: Callable[[str], None] | None = None) -> Analysis:
+    """`progress`, when given, is told each stage as it starts (the CLI shows it on a terminal)."""
     # A run's histories are millions of small objects that all stay alive: the cyclic collector
     # would rescan them again and again (quadratic in the trace's length) for nothing to free.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(path, settings, codes)
+        return _analyze(path, settings, codes, progress or (lambda _: None))
     finally:
         gc.freeze()  # what was built stays alive: keep later collections from rescanning it
         if enabled:
             gc.enable()
 
 
-def _analyze(path: str | Path, settings: Settings, codes: list[str]) -> Analysis:
+def _analyze(path: str | Path, settings: Settings, codes: list[str], progress: Callable[[str], None]) -> Analysis:
+    progress(f"reading {Path(path).name}")
     trace, columns = read(path)
+    progress(f"ordering {len(columns):,} events")
     run = build_run(trace, columns)
+    progress(f"checking {len(codes)} rules on {len(run.by_obj):,} objects")
     rule_settings = RuleSettings(thresholds=dict(settings.thresholds), reuse_tolerance=settings.reuse_tolerance)
     findings: list[Finding] = []
     for code in codes:
         if RULES[code].runs_on(run.unit):
             findings.extend(RULES[code].check(run.unit, rule_settings))
+    progress(f"what-if peaks for {len(findings):,} findings")
     peaks, model = annotate(run, findings)
     for f in findings:
         f.properties["peak_bytes"] = peaks.actual
         if f.obj is not None and f.properties.get("object_id") in run.by_obj:
             f.properties.setdefault("bytes", run.by_obj[f.properties["object_id"]].bytes)
+    progress("grouping by site")
     grouped = by_site(findings, model, settings.min_bytes)
 
     def rank(f: Finding) -> tuple:
