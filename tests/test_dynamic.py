@@ -357,6 +357,12 @@ def test_report_summary_perfetto_and_plot(tmp_path: Path) -> None:
     assert "stream 0" in names and any(n.startswith("cudaMalloc#2") for n in names)
     assert {e["cat"] for e in events if e["ph"] == "X"} >= {"launch", "alloc", "free", "copy", "live"}
     assert {e["name"] for e in events if e["ph"] == "i"} == {"GL001", "GL002", "GL008"}
+    # The memory counter track: its highest value is the run's peak, the fixed curve never above it.
+    counters = [e for e in events if e["ph"] == "C"]
+    assert counters and {e["name"] for e in counters} == {"live bytes"}
+    assert max(e["args"]["live"] for e in counters) == 8 << 20  # the summary's "8.0 MiB" peak
+    assert all(e["args"]["every finding fixed"] <= e["args"]["live"] for e in counters)
+    assert [e["ts"] for e in counters] == sorted(e["ts"] for e in counters)
     worked = write_events(tmp_path / "w.jsonl", worked_example())
     assert run("report", str(worked), "--perfetto", str(tmp_path / "w.json"), cwd=tmp_path).exit_code == 0
     idle = [e for e in json.loads((tmp_path / "w.json").read_text())["traceEvents"] if e.get("cat") == "idle"]

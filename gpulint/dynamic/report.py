@@ -108,9 +108,29 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
                 out.append({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": start * step, "name": f.code,
                             "cat": "finding", "args": {"message": f.message,
                                                        "peak_saved_bytes": f.properties.get("peak_saved_bytes", 0)}})
+    out.extend(_memory_counters(analysis, step))
     path.write_text(json.dumps({"traceEvents": out, "displayTimeUnit": "ms",
                                 "otherData": {"gpulint": "1 ms = one step of the topological launch order"}}))
     return len(out)
+
+
+def _memory_counters(analysis: Analysis, step: int) -> list[dict[str, Any]]:
+    """A counter track of live device bytes and the every-finding-fixed curve (what memory_viz
+    users look for first): one counter event where either value changes."""
+    peaks = analysis.peaks
+    if peaks.times is None or peaks.live is None:
+        return []
+    out: list[dict[str, Any]] = [{"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "device memory"}}]
+    fixed = peaks.live_fixed if peaks.live_fixed is not None else peaks.live
+    last = None
+    for t, live, best in zip(peaks.times.tolist(), peaks.live.tolist(), fixed.tolist()):
+        values = (int(live), int(best))
+        if values == last:
+            continue
+        last = values
+        out.append({"ph": "C", "pid": 3, "name": "live bytes", "ts": int(t) * step,
+                    "args": {"live": values[0], "every finding fixed": values[1]}})
+    return out
 
 
 class PlotUnavailable(Exception):
