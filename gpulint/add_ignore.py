@@ -6,11 +6,11 @@ Each flagged line gets one comment naming its codes, at the end of the line: `//
 and CUDA, `# ...` in Python.  A line that already has a `gpulint: ignore[...]` gets the missing
 codes added to it.  A C/C++ line that continues a macro (it ends with `\\`) gets
 `/* gpulint: ignore[...] */` before the backslash; a Python line that ends with `\\` gets a
-comment line of its own above it.  Files are written through a temporary file and a rename, and
+comment line of its own above it, as does a line holding an `ignore-file` comment (a line holds one
+suppression).  Files are written through a temporary file and a rename, and
 left alone if they changed since gpulint read them."""
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +19,7 @@ from gpulint.discovery import is_python_source
 from gpulint.findings import Finding
 from gpulint.fixloop import FixedFile, write_atomically
 from gpulint.sourcetext import line_ending
-
-_EXISTING = re.compile(r"(?P<lead>(?://|/\*|#)\s*gpulint:\s*ignore)(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?")
+from gpulint.suppressions import SUPPRESSION
 
 
 @dataclass
@@ -73,17 +72,19 @@ def _with_comments(text: str, rows: dict[int, set[str]], python: bool) -> tuple[
         updated = _merge(body, rows[row])
         if updated is None:  # every code already ignored there
             continue
+        codes = ",".join(sorted(rows[row]))
         if updated != body:
             lines[row - 1] = updated + newline
         else:
-            codes = ",".join(sorted(rows[row]))
-            if body.rstrip().endswith("\\"):
-                if python:  # a comment after a line continuation is a syntax error: one line above
-                    indent = body[: len(body) - len(body.lstrip())]
-                    lines.insert(row - 1, f"{indent}# gpulint: ignore[{codes}]{ending}")
-                else:  # inside a macro: a block comment keeps the continuation
-                    cut = body.rstrip()[:-1].rstrip()
-                    lines[row - 1] = f"{cut} /* gpulint: ignore[{codes}] */ \\{newline}"
+            # A comment line above when an end-of-line comment would break the line or be unseen
+            # (a line holds one suppression: an `ignore-file` there already takes the place).
+            if python and body.rstrip().endswith("\\") or SUPPRESSION.search(body):
+                indent = body[: len(body) - len(body.lstrip())]
+                lines.insert(row - 1, f"{indent}{'#' if python else '//'} gpulint: ignore[{codes}]{ending}")
+            elif body.rstrip().endswith("\\"):
+                # inside a macro: a block comment keeps the continuation
+                cut = body.rstrip()[:-1].rstrip()
+                lines[row - 1] = f"{cut} /* gpulint: ignore[{codes}] */ \\{newline}"
             else:
                 marker = "#" if python else "//"
                 lines[row - 1] = f"{body.rstrip()}  {marker} gpulint: ignore[{codes}]{newline}"
@@ -94,8 +95,8 @@ def _with_comments(text: str, rows: dict[int, set[str]], python: bool) -> tuple[
 def _merge(body: str, codes: set[str]) -> str | None:
     """`body` with `codes` added to the `gpulint: ignore[...]` it has; `body` itself when it has
     none; None when its comment already ignores them all (or every code)."""
-    match = _EXISTING.search(body)
-    if match is None:
+    match = SUPPRESSION.search(body)
+    if match is None or match.group("file"):
         return body
     listed = match.group("codes")
     if listed is None:
@@ -104,4 +105,4 @@ def _merge(body: str, codes: set[str]) -> str | None:
     if codes <= present:
         return None
     merged = ",".join(sorted(present | codes))
-    return body[: match.start()] + f"{match.group('lead')}[{merged}]" + body[match.end():]
+    return body[: match.start("codes")] + merged + body[match.end("codes"):]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from gpulint.findings import Finding
 from gpulint.sourcetext import split_lines
 
-_SUPPRESSION = re.compile(
+SUPPRESSION = re.compile(
     r"(?://|/\*|#)\s*gpulint:\s*ignore(?P<file>-file)?(?:\[(?P<codes>[A-Za-z0-9_,\s]*)\])?")
 
 
@@ -31,7 +31,7 @@ def find_suppressions(source: bytes) -> dict[int, Suppression]:
     for row, line in enumerate(split_lines(text), start=1):
         if "gpulint" not in line:
             continue
-        match = _SUPPRESSION.search(line)
+        match = SUPPRESSION.search(line)
         if match is None:
             continue
         codes = match.group("codes")

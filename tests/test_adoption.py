@@ -123,5 +123,8 @@ def test_comment_placement_where_an_end_of_line_comment_would_break_the_code() -
     text, count = _with_comments(continued, {1: {"GL004"}}, python=True)
     assert text.splitlines()[0] == "# gpulint: ignore[GL004]" and text.splitlines()[1].startswith("x = torch.empty")
     compile(text, "t.py", "exec")  # still Python
+    file_wide = "int *p; cudaMalloc(&p, 4);  // gpulint: ignore-file[GL006]\n"
+    text, _ = _with_comments(file_wide, {1: {"GL004"}}, python=False)
+    assert text.splitlines() == ["// gpulint: ignore[GL004]", file_wide.rstrip("\n")]
     bare = "p = alloc()  # gpulint: ignore\n"
     assert _with_comments(bare, {1: {"GL004"}}, python=True) == (bare, 0)  # already covers every code

@@ -216,6 +216,15 @@ class ColumnBuilder:
                        extra=self.extra, **joined)
 
 
+def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(s, s + n) for each start s and length n."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
+
+
 def unique_sorted(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` by a sort and a comparison of neighbours: for the integer arrays of a
     run (millions of bounds), ten times faster than numpy 2's hashing `unique`."""

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from gpulint.dynamic.columns import (ALLOC, BITMAP, COUNTS, FLUSH, FREE, GRAPH_LAUNCH, KINDS, LAUNCH, MEMCPY, MEMSET,
-                                     NONE, POOL, Columns, columns_of, unique_sorted)
+                                     NONE, POOL, Columns, columns_of, concat_ranges, unique_sorted)
 from gpulint.dynamic.ordering import column_times
 from gpulint.dynamic.runmodel import LazyList, RunHistory, RunTimeline, TouchTable
 from gpulint.dynamic.trace import Trace
@@ -367,7 +367,7 @@ class _Builder:
         launches = np.flatnonzero((kinds == LAUNCH) | (kinds == GRAPH_LAUNCH))
         lengths = c.access_start[launches + 1] - c.access_start[launches]
         entry_rows = np.repeat(launches, lengths)
-        entries = _ranges(c.access_start[launches], lengths)
+        entries = concat_ranges(c.access_start[launches], lengths)
         objs = c.access_obj[entries]
         writes = c.access_write[entries]
         sub = entries - np.repeat(c.access_start[launches], lengths)
@@ -467,15 +467,6 @@ def _read_and_written(pair: np.ndarray, writes: np.ndarray, longest: int) -> np.
         out[:-d] |= mixed
         out[d:] |= mixed
     return out
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The concatenation of arange(s, s + n) for each start s and length n."""
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
 def _is_native(site: Any) -> bool:

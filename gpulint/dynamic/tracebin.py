@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from gpulint.dynamic import trace as jsonl
-from gpulint.dynamic.columns import unique_sorted
+from gpulint.dynamic.columns import concat_ranges, unique_sorted
 from gpulint.dynamic.records import (EVENT, HEADER, MAGIC, META, ROWS, STACKS, STRINGS, is_binary,  # noqa: F401
                                      pack_record, walk_records)
 from gpulint.dynamic.trace import (VERSION, Skipped, Trace, TraceError, TraceWriter, check_version, decode_line,
@@ -330,7 +330,7 @@ class _Records:
         accesses = np.frombuffer(b"".join(data[b:e] for _, _, _, b, e, _ in self.blocks), dtype="<i8")
         firsts = np.array([b[0] for b in self.blocks], dtype=np.int64)
         counts = np.array([b[1] for b in self.blocks], dtype=np.int64)
-        positions = _ranges(firsts, counts)
+        positions = concat_ranges(firsts, counts)
         numbers = np.repeat(np.array([b[5] for b in self.blocks], dtype=np.int64), counts)
         per_row = rows["nreads"].astype(np.int64) + rows["nwrites"]
         starts = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -345,15 +345,6 @@ class _Records:
             raise TraceError(f"{self.path}: record {self.blocks[k][5]}: its rows name {int(named[k])} objects "
                              f"but it holds {int(held[k])}")
         return rows, positions, numbers, accesses, starts
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The concatenation of arange(s, s + n) for each start s and length n."""
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
 def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -452,7 +443,7 @@ def read_columns(path: str | Path):
     if not good.all():
         keep = np.flatnonzero(good)
         counts = np.diff(access_starts)[keep]
-        accesses = accesses[_ranges(access_starts[keep], counts)]
+        accesses = accesses[concat_ranges(access_starts[keep], counts)]
         access_starts = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(counts, out=access_starts[1:])
         rows, positions = rows[keep], positions[keep]
@@ -525,7 +516,7 @@ def read_columns(path: str | Path):
     pool_write = np.concatenate([from_json.access_write, access_write])
     pool_start = np.concatenate([from_json.access_start[:-1], access_starts[:-1] + len(from_json.access_obj)])
     pool_count = np.concatenate([np.diff(from_json.access_start), np.diff(access_starts)])[order]
-    take = _ranges(pool_start[order], pool_count)
+    take = concat_ranges(pool_start[order], pool_count)
     starts = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(pool_count, out=starts[1:])
     final_row = np.empty(len(order), dtype=np.int64)
