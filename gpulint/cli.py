@@ -458,8 +458,11 @@ def analyze(trace, select, ignore, fmt, color, statistics, exit_zero, output, th
               help="Write a Chrome-trace JSON timeline (open it in ui.perfetto.dev).")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False),
               help="Write memory over time (.png or .svg; needs matplotlib: pip install 'gpulint[report]').")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False),
+              help="Write one self-contained HTML page: memory over time (zoomable), the pool plan, the findings "
+                   "with their source lines.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Objects to list.")
-def report(trace, perfetto_out, plot_out, top) -> None:
+def report(trace, perfetto_out, plot_out, html_out, top) -> None:
     """Peak memory, what-if savings, the pool plan, top objects and findings of a recorded run."""
     from rich.console import Console
 
@@ -484,6 +487,15 @@ def report(trace, perfetto_out, plot_out, top) -> None:
         except reporting.PlotUnavailable as exc:
             _fail(str(exc))
         click.echo(f"gpulint: wrote {plot_out}", err=True)
+    if html_out:
+        from gpulint.dynamic import html_report
+
+        try:
+            data = html_report.write(analysis, Path(html_out))
+        except OSError as exc:
+            _fail(f"cannot write {html_out}: {exc.strerror or exc}")
+        click.echo(f"gpulint: wrote {html_out} ({len(data['findings'])} findings, {len(data['boxes'])} objects in the "
+                   "pool plan; it needs no network)", err=True)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -45,8 +45,9 @@ def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
                   + ", ".join(f"{p.strategy} {human_bytes(p.pool_bytes)}" for p in pool_plan.all))
 
     objects = Table(title=f"Largest objects (top {top})")
-    for column in ("object", "bytes", "allocated at", "lifetime (launch steps)", "findings"):
-        objects.add_column(column, justify="right" if column in ("bytes", "lifetime (launch steps)") else "left")
+    numeric = ("bytes", f"offset ({pool_plan.best.strategy} plan)", "lifetime (launch steps)")
+    for column in ("object", "bytes", "allocated at", numeric[1], numeric[2], "findings"):
+        objects.add_column(column, justify="right" if column in numeric else "left")
     codes: dict[int, list[str]] = {}
     for f in analysis.findings:
         if f.properties.get("object_id") is not None:
@@ -55,7 +56,9 @@ def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
     for obj, h in sorted(analysis.run.by_obj.items(), key=lambda kv: -(kv[1].bytes or 0))[:top]:
         start, end, _ = spans.get(obj, (h.alloc.t, h.alloc.t, 0))
         loc = h.alloc.location
-        objects.add_row(h.name, human_bytes(h.bytes or 0), loc.where, str(end - start),
+        offset = pool_plan.best.offsets.get(obj)
+        objects.add_row(h.name, human_bytes(h.bytes or 0), loc.where, "-" if offset is None else human_bytes(offset),
+                        str(end - start),
                         " ".join(sorted(set(codes.get(obj, [])))))
     console.print(objects)
 
