@@ -239,7 +239,11 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     elif "-" in paths:
         _fail("`-` (standard input) must be the only path")
     else:
-        report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
+        progress = _progress(fmt)
+        try:
+            report = check_paths(list(paths) or ["."], resolver, cache=not no_cache, progress=progress)
+        finally:
+            progress.done()
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
     report.findings, small = _at_least(report.findings, settings.min_bytes)

@@ -32,6 +32,7 @@ from gpulint.static.program import Definitions, ProgramView, Table, digest_of_vi
 from gpulint.suppressions import find_suppressions, suppress
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import ProcessPoolExecutor
 
 # ------------------------------------------------------------------------- one file
@@ -236,7 +237,8 @@ class _Runner:
         """Whether `jobs` jobs would run here, one after the other."""
         return self.broken or jobs <= 1
 
-    def run(self, jobs: list[Job]) -> list[FileResult]:
+    def run(self, jobs: list[Job], done: Callable[[], None] = lambda: None) -> list[FileResult]:
+        """Each job's result, in order; `done` is told as each one arrives (for progress)."""
         if not self.in_process(len(jobs)):
             # Imported here: one process (`--jobs 1`, one file) never pays for multiprocessing.
             from concurrent.futures import ProcessPoolExecutor
@@ -245,13 +247,21 @@ class _Runner:
             try:
                 if self.pool is None:
                     self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
-                return list(self.pool.map(_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))))
+                results = []
+                for result in self.pool.map(_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))):
+                    results.append(result)
+                    done()
+                return results
             except (OSError, BrokenProcessPool) as exc:
                 # No worker processes here (a sandbox, a dead worker): analyse in this process instead.
                 self.diagnostics.append(f"parallel analysis unavailable ({exc}); analysing files one by one")
                 self.broken = True
                 self.close()
-        return [_job(job) for job in jobs]
+        results = []
+        for job in jobs:
+            results.append(_job(job))
+            done()
+        return results
 
     def close(self) -> None:
         if self.pool is not None:
@@ -292,11 +302,12 @@ def _included_bytes(paths: list[Path], seen: dict[Path, bytes]) -> bytes:
     return digest.digest() if paths else b""
 
 
-def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
+def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False,
+                progress: Callable[[str], None] = lambda _: None) -> Report:
     """Check every file under `paths` as one program (see `static.program`); with `cache`, files
     whose bytes (and those of the files they include), settings and the summaries they depend on
     are unchanged are read from `.gpulint_cache/`.  A file is read once, here, and handed to the
-    job that analyses it."""
+    job that analyses it.  `progress` is told what is being done (the CLI shows it on a terminal)."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -308,6 +319,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
     if broken:  # every file would silently fall back to tree-sitter: refuse instead
         return Report([], diagnostics, [], 0, errors + broken)
     reported = len(work)
+    progress(f"reading {reported:,} files")
     reads = [_read(f, file_settings) for f, file_settings, _ in work]
     # Files the checked ones include but that are not checked themselves (outside the folder, or one
     # file named alone) are summarised for the table; their findings are not reported.
@@ -343,12 +355,13 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                          for f, found in includes.items() if f in names}
         # First pass: every file not in the cache.
         pending = [i for i, r in enumerate(results) if r is None]
+        counted = _Counter(progress, "analysing", len(pending), len(work) - len(pending))
         if runner.in_process(len(pending)):
-            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names)
+            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names, counted)
         else:  # each file on its own, in parallel
-            for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
+            for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending], counted)):
                 results[i] = result
-        _second_pass(runner, work, reads, displays, results, include_names)
+        _second_pass(runner, work, reads, displays, results, include_names, progress)
     finally:
         runner.close()
         _PARSED.clear()
@@ -363,7 +376,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
 def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
                          reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
                          results: list[FileResult | None], includes: dict[Path, list[Path]],
-                         include_names: dict[str, list[str]]) -> None:
+                         include_names: dict[str, list[str]], done: Callable[[], None] = lambda: None) -> None:
     """The first pass in this process: files analysed after the files they include, each against
     the summaries of the files done before it (`LiveView`), so that a file whose names all resolve
     to files done before it is already analysed as the second pass would (a helper header's
@@ -376,6 +389,7 @@ def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, li
         results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i])))
         if result.summary is not None:
             definitions.add(displays[i], result.summary)
+        done()
 
 
 # `int main(`: a program's root, whose functions other files do not call (`Table`).  Only an
@@ -430,10 +444,11 @@ def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[st
 
 def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
                  reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
-                 results: list[FileResult | None], includes: dict[str, list[str]]) -> None:
+                 results: list[FileResult | None], includes: dict[str, list[str]],
+                 progress: Callable[[str], None] = lambda _: None) -> None:
     """Analyse again, against the others' summaries, each file whose names resolve to summaries
     other than those it was analysed with; until no summary changes (or MAX_ROUNDS)."""
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         summaries = {displays[i]: r.summary for i, r in enumerate(results) if r is not None and r.summary}
         if len(summaries) < 2:
             return
@@ -446,8 +461,22 @@ def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
                     stale.append((i, view))
         if not stale:
             return
-        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale])):
+        counted = _Counter(progress, f"project pass {round_ + 1}: analysing again", len(stale))
+        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale], counted)):
             results[i] = result
+
+
+class _Counter:
+    """Counts finished files for `progress`: "analysing 120/750 files (3 from the cache)"."""
+
+    def __init__(self, progress: Callable[[str], None], what: str, total: int, cached: int = 0) -> None:
+        self.progress, self.what, self.total, self.done = progress, what, total, 0
+        self.cached = f" ({cached:,} from the cache)" if cached else ""
+        progress(f"{what} 0/{total:,} files{self.cached}")
+
+    def __call__(self) -> None:
+        self.done += 1
+        self.progress(f"{self.what} {self.done:,}/{self.total:,} files{self.cached}")
 
 
 def _report(results: list[FileResult | None], work: list[tuple[Path, Settings, list[str]]], files: int,

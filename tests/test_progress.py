@@ -19,7 +19,7 @@ def test_analyze_reports_each_stage_and_clears_its_line(tmp_path) -> None:
 
     text, _ = write_both(tmp_path, varied_events())
     screen = Terminal()
-    progress = Progress(screen)
+    progress = Progress(screen, delay=0, interval=0)
     stages: list[str] = []
     analyze(text, Settings(min_bytes=0), sorted(RULES), lambda what: (stages.append(what), progress(what)))
     progress.done()
@@ -46,3 +46,34 @@ def test_the_cli_shows_none_when_stderr_is_not_a_terminal(tmp_path) -> None:
     text, _ = write_both(tmp_path, varied_events())
     result = run("analyze", str(text), cwd=tmp_path)
     assert "ordering" not in result.stderr and "\r" not in result.stderr
+
+
+def test_quick_work_shows_nothing_and_frequent_updates_are_thinned(monkeypatch) -> None:
+    import gpulint.progress as module
+
+    clock = [100.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    screen = Terminal()
+    progress = Progress(screen, delay=0.3, interval=0.1)
+    progress("starting")
+    clock[0] += 0.2
+    progress("still quick")
+    assert screen.getvalue() == ""  # within the delay: a small run never flickers
+    for step in range(100):  # a file every 10 ms for a second: about ten rewrites, not a hundred
+        clock[0] += 0.01
+        progress(f"analysing {step}/100 files")
+    assert 8 <= screen.getvalue().count("\r") <= 11
+    assert "analysing" in screen.getvalue()
+
+
+def test_check_tells_progress_each_file(tmp_path) -> None:
+    from gpulint.config import Settings
+    from gpulint.engine import check_paths
+
+    for n in range(5):
+        (tmp_path / f"k{n}.cu").write_text("__global__ void k(float *p) { p[0] = 1; }\n")
+    told: list[str] = []
+    check_paths([str(tmp_path)], Settings(jobs=1), progress=told.append)
+    assert told[0] == "reading 5 files"
+    assert told[1] == "analysing 0/5 files" and told[-1] == "analysing 5/5 files"
+    assert len([t for t in told if t.startswith("analysing")]) == 6
