@@ -213,31 +213,60 @@ def _resolver(cli: dict, config_file: str | None, isolated: bool) -> Resolver:
                    "configuration, the name findings carry) [default: stdin.cu].")
 @click.option("--add-ignore", is_flag=True,
               help="Add a `gpulint: ignore[...]` comment for every current finding (as Ruff's --add-noqa) and exit 0.")
+@click.option("--watch", is_flag=True,
+              help="Check again whenever a checked file or a configuration file changes (Ctrl-C stops).")
 @_config_options
 def check(paths, select, extend_select, ignore, exclude, extend_include, no_respect_gitignore, force_exclude, fmt, color, statistics, exit_zero, output, threshold, jobs, frontend,
           compile_commands, verbose, no_cache, confirm_trace, min_bytes, baseline, update_baseline, stdin_filename,
-          add_ignore, config_file, isolated) -> None:
+          add_ignore, watch, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
-    from gpulint.engine import check_paths
-
     if update_baseline and baseline is None:
         _fail("--update-baseline needs --baseline FILE")
-    resolver = _resolver({"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
-                          "extend_include": extend_include, "no_respect_gitignore": no_respect_gitignore,
-                          "force_exclude": force_exclude, "threshold": threshold, "jobs": jobs, "frontend": frontend,
-                          "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes,
-                          "default_select": DEFAULT_SELECT},
-                         config_file, isolated)
+    cli_settings = {"select": select, "extend_select": extend_select, "ignore": ignore, "exclude": exclude,
+                    "extend_include": extend_include, "no_respect_gitignore": no_respect_gitignore,
+                    "force_exclude": force_exclude, "threshold": threshold, "jobs": jobs, "frontend": frontend,
+                    "compile_commands": compile_commands, "verbose": verbose, "min_bytes": min_bytes,
+                    "default_select": DEFAULT_SELECT}
+    resolver = _resolver(cli_settings, config_file, isolated)
+    _warn_without_clang(resolver.base)
+    if list(paths) == ["-"] and add_ignore:
+        _fail("--add-ignore writes files: it cannot take standard input")
+    if "-" in paths and list(paths) != ["-"]:
+        _fail("`-` (standard input) must be the only path")
+
+    def once() -> int:
+        return _check_once(paths, resolver, fmt, color, statistics, exit_zero, output, verbose, no_cache,
+                           confirm_trace, baseline, update_baseline, stdin_filename, add_ignore)
+
+    if not watch:
+        sys.exit(once())
+    if add_ignore or update_baseline or list(paths) == ["-"]:
+        _fail("--watch checks again on every change: it cannot take --add-ignore, --update-baseline or `-`")
+    from gpulint import watch as watching
+    from gpulint.discovery import discover
+
+    def files() -> dict:
+        found, _, _ = discover(list(paths) or ["."], _resolver(cli_settings, config_file, isolated))
+        return watching.snapshot(found, list(paths) or ["."], [p for p in (baseline, confirm_trace, config_file) if p])
+
+    def again() -> int:  # the configuration is read again each round: a change to it is what was seen
+        nonlocal resolver
+        resolver = _resolver(cli_settings, config_file, isolated)
+        return once()
+
+    sys.exit(watching.loop(again, files))
+
+
+def _check_once(paths, resolver, fmt, color, statistics, exit_zero, output, verbose, no_cache, confirm_trace,
+                baseline, update_baseline, stdin_filename, add_ignore) -> int:
+    """One `gpulint check`: returns its exit code."""
+    from gpulint.engine import check_paths
+
     settings = resolver.base
-    _warn_without_clang(settings)
     if list(paths) == ["-"]:
         from gpulint.stdin_source import check_stdin
 
-        if add_ignore:
-            _fail("--add-ignore writes files: it cannot take standard input")
         report = check_stdin(resolver, stdin_filename, sorted(_rules()))
-    elif "-" in paths:
-        _fail("`-` (standard input) must be the only path")
     else:
         progress = _progress(fmt)
         try:
@@ -259,7 +288,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
                                         baseline_note) if note)
     _report(report.findings, fmt, statistics, output, settings.enabled_codes(sorted(_rules())), report.files,
             len(report.errors), hidden=hidden, coverage=report.allocation_sites_line(), color_choice=color)
-    sys.exit(_exit_code(report.findings, report.errors, exit_zero))
+    return _exit_code(report.findings, report.errors, exit_zero)
 
 
 def _add_ignores(findings: list) -> None:
