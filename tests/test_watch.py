@@ -84,12 +84,13 @@ def test_check_watch_end_to_end(tmp_path: Path) -> None:
 
     try:
         wait_for("watching")
-        assert not any("GL002" in line for line in lines)
+        assert not any("GL003" in line for line in lines)
         time.sleep(0.05)  # a later modification time than the first snapshot's
         source.write_text(LATE_FREE)
         wait_for("watching", 2)
         assert any("checking (" in line and "app.cu" in line for line in lines), "".join(lines)
-        assert any("GL002" in line for line in lines), "".join(lines)
+        assert any("GL003" in line for line in lines), "".join(lines)
+        assert any("exit 1;" in line for line in lines)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
