@@ -77,3 +77,29 @@ def test_check_tells_progress_each_file(tmp_path) -> None:
     assert told[0] == "reading 5 files"
     assert told[1] == "analysing 0/5 files" and told[-1] == "analysing 5/5 files"
     assert len([t for t in told if t.startswith("analysing")]) == 6
+
+
+def test_finishing_an_access_level_run_is_a_stage_of_its_own(tmp_path) -> None:
+    import json
+
+    import numpy as np
+
+    words = np.packbits(np.ones(128, dtype=bool), bitorder="little").view("<u4")
+    (tmp_path / "run.jsonl.bits").write_bytes(words.tobytes())
+    site = [["app.cu", 3, "main"]]
+    events = [
+        {"ev": "meta", "version": 1, "collector": "native", "argv": ["./app"], "device": None, "granularity": 32},
+        {"ev": "alloc", "t": 1, "obj": 1, "addr": 1 << 32, "size": 4096, "stream": 0, "api": "cudaMalloc", "site": site},
+        {"ev": "launch", "t": 2, "stream": 0, "kernel": "fill(float*)", "reads": [], "writes": [1], "site": site},
+        {"ev": "bitmap", "obj": 1, "launch_t": 2, "key": "o1_t2", "granularity": 32, "read": False, "write": True,
+         "raw": {"file": "bits", "read_at": 0, "write_at": 0, "bits": 128}},
+        {"ev": "free", "t": 3, "obj": 1, "stream": 0, "site": site},
+    ]
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    stages: list[str] = []
+    analyze(tmp_path / "run.jsonl", Settings(min_bytes=0), sorted(RULES), stages.append)
+    assert stages[0].startswith("finishing the run's access bitmaps (0 MiB) and reading run.jsonl")
+    assert not (tmp_path / "run.jsonl.bits").exists()
+    stages.clear()
+    analyze(tmp_path / "run.jsonl", Settings(min_bytes=0), sorted(RULES), stages.append)
+    assert stages[0] == "reading run.jsonl"  # finished once, by the first reader

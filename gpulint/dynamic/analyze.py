@@ -42,7 +42,12 @@ def analyze(path: str | Path, settings: Settings, codes: list[str],
 
 
 def _analyze(path: str | Path, settings: Settings, codes: list[str], progress: Callable[[str], None]) -> Analysis:
-    progress(f"reading {Path(path).name}")
+    bits = Path(str(path) + ".bits")
+    if bits.is_file():  # the first reader of an access-level run moves its raw bitmaps into the sidecar
+        progress(f"finishing the run's access bitmaps ({bits.stat().st_size / 2**20:,.0f} MiB) and reading "
+                 f"{Path(path).name}")
+    else:
+        progress(f"reading {Path(path).name}")
     trace, columns = read(path)
     progress(f"ordering {len(columns):,} events")
     run = build_run(trace, columns)
