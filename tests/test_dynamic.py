@@ -372,6 +372,33 @@ def test_report_summary_perfetto_and_plot(tmp_path: Path) -> None:
     assert plotted.exit_code == 0 and (tmp_path / "m.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_perfetto_is_in_real_time_where_every_event_has_its_host_time(tmp_path: Path) -> None:
+    events = worked_example()
+    for e in events:  # one step every 2 ms, the first at 5 s on the host's clock; step 4 took 10 ms
+        e["ns"] = 5 * 10**9 + 2_000_000 * e["t"] + (8_000_000 if e["t"] >= 5 else 0)
+    trace = write_events(tmp_path / "real.jsonl", events)
+    assert run("report", str(trace), "--perfetto", str(tmp_path / "real.json"), cwd=tmp_path).exit_code == 0
+    exported = json.loads((tmp_path / "real.json").read_text())
+    assert exported["otherData"]["time"] == "real"
+    slices = {e["args"]["at"]: e for e in exported["traceEvents"] if e["ph"] == "X" and e["pid"] == 1}
+    # The first event (t=1) is at 0; t=3 is 4 ms later, t=4 6 ms, t=5 16 ms (microseconds on the axis).
+    assert slices["app.cu:101"]["ts"] == 0.0
+    launches = sorted(e["ts"] for e in exported["traceEvents"] if e["ph"] == "X" and e.get("cat") == "launch")
+    assert launches[:3] == [4000.0, 6000.0, 16000.0]
+    assert slices["app.cu:101"]["dur"] == 2000.0  # until the next step
+    counters = [e["ts"] for e in exported["traceEvents"] if e["ph"] == "C"]
+    assert counters == sorted(counters) and counters[-1] <= (2_000_000 * 13 + 8_000_000 - 2_000_000) / 1000
+    live = [e for e in exported["traceEvents"] if e.get("cat") == "live"]
+    assert live and all(e["dur"] > 0 for e in live)
+    # One event without a host time: the whole export stays in steps (1 ms each).
+    del events[3]["ns"]
+    partial = write_events(tmp_path / "partial.jsonl", events)
+    assert run("report", str(partial), "--perfetto", str(tmp_path / "p.json"), cwd=tmp_path).exit_code == 0
+    stepped = json.loads((tmp_path / "p.json").read_text())
+    assert stepped["otherData"]["time"] == "steps"
+    assert {e["ts"] % 1000 for e in stepped["traceEvents"] if e["ph"] == "X"} == {0}
+
+
 def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
     import builtins
 

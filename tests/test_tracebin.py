@@ -83,6 +83,9 @@ def varied_events(seed: int = 1, n: int = 400) -> list[dict]:
             victim = live.pop(rng.randrange(len(live)))
             events.append({"ev": "free", "t": t, "obj": victim, "stream": 0, "site": site(80)})
     events.append({"ev": "end", "t": t + 1})
+    for i, event in enumerate(events):  # host times on most events, not all (rows with and without)
+        if "t" in event and i % 9 != 4:
+            event["ns"] = 10**12 + 1000 * event["t"] + i
     return events
 
 
@@ -124,7 +127,7 @@ def resolved(columns) -> list[tuple]:
     for i in range(len(columns)):
         lo, hi = columns.access_start[i], columns.access_start[i + 1]
         rows.append((
-            int(columns.kind[i]), int(columns.t[i]), name(columns.objects, columns.obj[i]),
+            int(columns.kind[i]), int(columns.t[i]), int(columns.ns[i]), name(columns.objects, columns.obj[i]),
             name(columns.objects, columns.dst[i]), name(columns.objects, columns.src[i]),
             int(columns.size[i]), bool(columns.has_size[i]), int(columns.offset[i]), int(columns.src_offset[i]),
             columns.streams[columns.stream[i]], name(columns.strings, columns.api[i]),
@@ -251,3 +254,38 @@ def test_rows_hold_only_what_they_can(tmp_path: Path) -> None:
 
     assert problems(binary) == problems(text)
     assert len(problems(text)) == 3
+
+
+def test_a_times_record_must_follow_rows_and_match_them(tmp_path: Path) -> None:
+    from gpulint.dynamic.records import TIMES, pack_record
+
+    _, binary = write_both(tmp_path, varied_events())
+    data = binary.read_bytes()
+    (tmp_path / "stray.gltrace").write_bytes(data + pack_record(b"J", b'{"ev":"note","text":"x"}')
+                                              + pack_record(TIMES, b"\0" * 8))
+    with pytest.raises(TraceError, match=r"stray.gltrace: record \d+: a times record must follow a row record"):
+        read_columns(tmp_path / "stray.gltrace")
+    start, _ = last_row_record(data)
+    (tmp_path / "short.gltrace").write_bytes(data + pack_record(b"E", data[start + 8:start + 8 + 4 + 96])
+                                             + pack_record(TIMES, b"\0" * 16))
+    with pytest.raises(TraceError, match="one time per row"):
+        read_columns(tmp_path / "short.gltrace")
+
+
+def test_the_python_collectors_stamp_each_event_with_the_host_clock(tmp_path: Path) -> None:
+    import time
+
+    from gpulint.dynamic.collectors.recorder import Recorder
+
+    before = time.monotonic_ns()
+    with TraceWriter(tmp_path / "py.jsonl", collector="python", argv=["app.py"]) as out:
+        recorder = Recorder(out)
+        recorder.write({"ev": "alloc", "t": 1, "obj": 1, "size": 64, "stream": 0, "api": "torch.empty",
+                        "site": site(1)})
+        recorder.write_line('{"ev":"free","t":2,"obj":1,"stream":0,"site":[["app.py",3,"f"]]}')
+        recorder.write({"ev": "note", "text": "no time on a note"})
+    lines = [json.loads(line) for line in (tmp_path / "py.jsonl").read_text().splitlines()[1:]]
+    assert [("ns" in e) for e in lines] == [True, True, False]
+    assert before <= lines[0]["ns"] <= lines[1]["ns"] <= time.monotonic_ns()
+    _, columns = read_columns(tmp_path / "py.jsonl")
+    assert columns.ns.tolist() == [lines[0]["ns"], lines[1]["ns"]]

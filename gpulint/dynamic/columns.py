@@ -59,6 +59,7 @@ class Columns:
 
     kind: np.ndarray  # uint8, KIND codes
     t: np.ndarray  # int64, the event's `t` (host invocation order); -1 when absent
+    ns: np.ndarray  # int64, the event's `ns` (host clock when the collector saw it); -1 when absent
     obj: np.ndarray  # int64, object index (alloc, free, memset); -1 none
     dst: np.ndarray  # int64, object index (memcpy); -1 none
     src: np.ndarray  # int64, object index (memcpy); -1 none
@@ -125,6 +126,7 @@ class ColumnBuilder:
         stream_index = self.streams.index
         kind = np.fromiter((KIND.get(e["ev"], OTHER) for e in events), dtype=np.uint8, count=n)
         t = np.fromiter((_int_or(e.get("t"), -1) for e in events), dtype=np.int64, count=n)
+        ns = np.fromiter((_int_or(e.get("ns"), -1) for e in events), dtype=np.int64, count=n)
         size_values = [e.get("size") for e in events]
         has_size = np.fromiter((type(v) is int for v in size_values), dtype=bool, count=n)
         size = np.fromiter((v if type(v) is int else 0 for v in size_values), dtype=np.uint64, count=n)
@@ -181,7 +183,7 @@ class ColumnBuilder:
         direction = np.fromiter((_text(strings, e.get("kind")) for e in events), dtype=np.int32, count=n)
         digest = np.fromiter((_text(strings, e.get("digest")) for e in events), dtype=np.int32, count=n)
         self.parts.append({
-            "kind": kind, "t": t, "obj": obj, "dst": dst, "src": src, "size": size, "has_size": has_size,
+            "kind": kind, "t": t, "ns": ns, "obj": obj, "dst": dst, "src": src, "size": size, "has_size": has_size,
             "offset": offset, "src_offset": src_offset, "stream": stream, "api": api, "raw_api": raw_api,
             "kernel": kernel, "site": site, "direction": direction, "digest": digest,
             "access_start": starts + self.accesses,
@@ -201,9 +203,9 @@ class ColumnBuilder:
         self.accesses += len(arrays["access_obj"])
 
     def build(self) -> Columns:
-        names = ("kind", "t", "obj", "dst", "src", "size", "has_size", "offset", "src_offset", "stream", "api",
+        names = ("kind", "t", "ns", "obj", "dst", "src", "size", "has_size", "offset", "src_offset", "stream", "api",
                  "raw_api", "kernel", "site", "direction", "digest", "access_obj", "access_write")
-        dtypes = {"kind": np.uint8, "t": np.int64, "obj": np.int64, "dst": np.int64, "src": np.int64,
+        dtypes = {"kind": np.uint8, "t": np.int64, "ns": np.int64, "obj": np.int64, "dst": np.int64, "src": np.int64,
                   "size": np.uint64, "has_size": bool, "offset": np.uint64, "src_offset": np.uint64,
                   "stream": np.int32, "api": np.int32, "raw_api": np.int32, "kernel": np.int32, "site": np.int32,
                   "direction": np.int32, "digest": np.int32, "access_obj": np.int64, "access_write": bool}

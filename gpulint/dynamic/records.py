@@ -11,7 +11,7 @@ from pathlib import Path
 BINARY_PREFIX = b"GLTRACE"
 MAGIC = BINARY_PREFIX + b"\x01"  # the last byte is the container's version
 HEADER = struct.Struct("<IB3x")  # payload length, tag
-META, STRINGS, STACKS, ROWS, EVENT = b"M", b"S", b"K", b"E", b"J"
+META, STRINGS, STACKS, ROWS, EVENT, TIMES = b"M", b"S", b"K", b"E", b"J", b"T"
 
 
 def is_binary(path: str | Path) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from gpulint.dynamic.analyze import Analysis
 from gpulint.dynamic.planner import Planning, Simulation, alloc_free_sequence, best_fit_pool, plan
@@ -77,9 +80,27 @@ def summary(analysis: Analysis, console: Any, top: int = 10) -> None:
 
 def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
     """A Chrome-trace JSON (ui.perfetto.dev, chrome://tracing): a track per stream with its API
-    slices, a track per object with live and idle slices, findings as instant events.  One
-    launch step of the topological order is drawn as 1 ms.  Returns the number of trace events."""
-    step = 1000  # microseconds per Kahn step
+    slices, a track per object with live and idle slices, findings as instant events, and a
+    counter track of live device memory and the every-finding-fixed curve.  Where every event of
+    the trace has its host time (`ns`), the time axis is real (microseconds since the first
+    event); otherwise one step of the topological order is drawn as 1 ms.  Returns the number of
+    trace events."""
+    clock = host_clock(analysis)
+    if clock is None:
+        def at(step: int) -> float:
+            return step * 1000.0  # microseconds per Kahn step
+
+        def length(start: int, end: int) -> float:
+            return (end - start) * 1000.0
+        note = "1 ms = one step of the topological launch order (the trace has no host times)"
+    else:
+        def at(step: int) -> float:
+            return float(clock[min(step, len(clock) - 1)])
+
+        def length(start: int, end: int) -> float:
+            return max(0.001, at(end) - at(start))  # at least a nanosecond, so every slice is drawn
+        note = ("real time: microseconds since the first event, each event at the host clock when the collector "
+                "saw the call; an API slice lasts until the next step (the GPU's own timing is not traced)")
     out: list[dict[str, Any]] = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "streams"}},
                                  {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "objects"}}]
     timeline = analysis.run.unit.timelines[0]
@@ -89,7 +110,7 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
             continue
         stream = e.stream or 0
         streams.add(stream)
-        out.append({"ph": "X", "pid": 1, "tid": stream, "ts": e.t * step, "dur": step, "name": e.api,
+        out.append({"ph": "X", "pid": 1, "tid": stream, "ts": at(e.t), "dur": length(e.t, e.t + 1), "name": e.api,
                     "cat": e.op.value, "args": {"at": e.location.where}})
     for stream in sorted(streams, key=str):
         out.append({"ph": "M", "pid": 1, "tid": stream, "name": "thread_name", "args": {"name": f"stream {stream}"}})
@@ -99,25 +120,52 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
         start, end, size = spans.get(obj, (h.alloc.t, h.alloc.t + 1, h.bytes or 0))
         out.append({"ph": "M", "pid": 2, "tid": tid, "name": "thread_name",
                     "args": {"name": f"{h.name} @ {h.alloc.location.where}"}})
-        out.append({"ph": "X", "pid": 2, "tid": tid, "ts": start * step, "dur": max(1, end - start) * step,
+        out.append({"ph": "X", "pid": 2, "tid": tid, "ts": at(start), "dur": length(start, max(end, start + 1)),
                     "name": f"live {human_bytes(size)}", "cat": "live", "args": {"bytes": size}})
         uses = h.use_spans()
         for before, after in zip(uses, uses[1:]):
             if after.start - before.end > 1:
-                out.append({"ph": "X", "pid": 2, "tid": tid, "ts": (before.end + 1) * step,
-                            "dur": (after.start - before.end - 1) * step, "name": "idle", "cat": "idle"})
+                out.append({"ph": "X", "pid": 2, "tid": tid, "ts": at(before.end + 1),
+                            "dur": length(before.end + 1, after.start), "name": "idle", "cat": "idle"})
         for f in analysis.findings:
             if f.properties.get("object_id") == obj:
-                out.append({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": start * step, "name": f.code,
+                out.append({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": at(start), "name": f.code,
                             "cat": "finding", "args": {"message": f.message,
                                                        "peak_saved_bytes": f.properties.get("peak_saved_bytes", 0)}})
-    out.extend(_memory_counters(analysis, step))
+    out.extend(_memory_counters(analysis, at))
     path.write_text(json.dumps({"traceEvents": out, "displayTimeUnit": "ms",
-                                "otherData": {"gpulint": "1 ms = one step of the topological launch order"}}))
+                                "otherData": {"gpulint": note, "time": "real" if clock is not None else "steps"}}))
     return len(out)
 
 
-def _memory_counters(analysis: Analysis, step: int) -> list[dict[str, Any]]:
+def host_clock(analysis: Analysis) -> "np.ndarray | None":
+    """Microseconds since the run's first event at each step of the topological order, from the
+    events' host times (`ns`); None when some work event has none (an older trace, a collector
+    that does not write them).  A step's time is the earliest of its events'; the times are made
+    non-decreasing, since a step the order puts later may have been issued earlier on another
+    stream."""
+    import numpy as np
+
+    built = analysis.run.arrays
+    columns, stamps = getattr(built, "c", None), getattr(built, "stamps", None)
+    if columns is None or stamps is None:
+        return None
+    work = stamps >= 0
+    if not work.any():
+        return None
+    ns = columns.ns[work]
+    if (ns < 0).any():
+        return None
+    steps = stamps[work]
+    never = np.iinfo(np.int64).max
+    first = np.full(int(analysis.run.end_t) + 2, never, dtype=np.int64)
+    np.minimum.at(first, steps, ns)
+    origin = int(ns.min())
+    first[first == never] = origin  # steps no event has (before the first, the end): filled forward below
+    return (np.maximum.accumulate(first) - origin) / 1000.0
+
+
+def _memory_counters(analysis: Analysis, at: Callable[[int], float]) -> list[dict[str, Any]]:
     """A counter track of live device bytes and the every-finding-fixed curve (what memory_viz
     users look for first): one counter event where either value changes."""
     peaks = analysis.peaks
@@ -131,7 +179,7 @@ def _memory_counters(analysis: Analysis, step: int) -> list[dict[str, Any]]:
         if values == last:
             continue
         last = values
-        out.append({"ph": "C", "pid": 3, "name": "live bytes", "ts": int(t) * step,
+        out.append({"ph": "C", "pid": 3, "name": "live bytes", "ts": at(int(t)),
                     "args": {"live": values[0], "every finding fixed": values[1]}})
     return out
 

@@ -373,7 +373,7 @@ def site_problem(value: Any) -> str | None:
 
 # ev -> {field: check}; fields listed in _REQUIRED must be present.  Unknown events and fields are
 # ignored (a newer minor version may add them).
-_COMMON = {"t": _time, "stream": _stream, "site": site_problem, "api": _text}
+_COMMON = {"t": _time, "ns": _time, "stream": _stream, "site": site_problem, "api": _text}
 _FIELDS: dict[str, dict[str, Any]] = {
     "alloc": {**_COMMON, "obj": _id, "addr": _bytes, "size": _bytes, "name": _optional_text, "pinned": _flag,
               "uses_unknown": _flag, "segment": _optional_text, "device": _optional_text, "framework": _optional_text},
@@ -388,7 +388,7 @@ _FIELDS: dict[str, dict[str, Any]] = {
     "bitmap": {"obj": _id, "launch_t": _time, "key": _text, "granularity": _granularity, "read": _flag,
                "write": _flag, "counts_cv": _fraction, "counts_accessed": _bytes},
     "counts": {"obj": _id, "launch_t": _optional_time, "key": _text, "granularity": _granularity},
-    "pool": {"t": _time, "pool": _text, "reserved": _bytes, "allocated": _bytes, "allocated_peak": _bytes},
+    "pool": {"t": _time, "ns": _time, "pool": _text, "reserved": _bytes, "allocated": _bytes, "allocated_peak": _bytes},
     "flush": {**_COMMON, "pool": _optional_text},
     "note": {"text": _text},
     "device": {"t": _time, "device": _optional_text},

@@ -25,8 +25,8 @@ import numpy as np
 
 from gpulint.dynamic import trace as jsonl
 from gpulint.dynamic.columns import concat_ranges, unique_sorted
-from gpulint.dynamic.records import (EVENT, HEADER, MAGIC, META, ROWS, STACKS, STRINGS, is_binary,  # noqa: F401
-                                     pack_record, walk_records)
+from gpulint.dynamic.records import (EVENT, HEADER, MAGIC, META, ROWS, STACKS, STRINGS, TIMES,  # noqa: F401
+                                     is_binary, pack_record, walk_records)
 from gpulint.dynamic.trace import (VERSION, Skipped, Trace, TraceError, TraceWriter, check_version, decode_line,
                                    event_problem, header_event, site_problem)
 
@@ -49,7 +49,7 @@ HAS_SIZE, HAS_OBJ, HAS_DST, HAS_SRC, ARGS_ONLY, PARAMS_UNREAD, STREAM_TEXT, HAS_
 _I64 = 1 << 63
 _U64 = 1 << 64
 # The fields a row can hold, per kind; an event with any other field is written as JSON.
-_COMMON = {"ev", "t", "stream", "site", "api"}
+_COMMON = {"ev", "t", "ns", "stream", "site", "api"}
 _ROW_FIELDS = {
     "free": _COMMON | {"obj"},
     "memcpy": _COMMON | {"dst", "src", "size", "kind", "dst_offset", "src_offset", "digest"},
@@ -89,6 +89,7 @@ class BinaryTraceWriter(TraceWriter):
         self._stacks: dict[Any, int] = {}
         self._new_stacks: list[Any] = []
         self._rows: list[tuple] = []
+        self._times: list[int] = []  # each row's `ns`, -1 when it has none
         self._accesses: list[int] = []
         self._file.write(MAGIC)
         self._record(META, _json({"ev": "meta", "version": VERSION, "collector": collector, "argv": list(argv or []),
@@ -103,6 +104,7 @@ class BinaryTraceWriter(TraceWriter):
             self._record(EVENT, _json(event))
         else:
             self._rows.append(row)
+            self._times.append(event.get("ns", -1))
         if not self._flush_interval or len(self._rows) >= self._batch:
             self.flush()
         else:
@@ -147,7 +149,9 @@ class BinaryTraceWriter(TraceWriter):
         rows = np.array(self._rows, dtype=ROW)
         accesses = np.array(self._accesses, dtype="<i8")
         self._record(ROWS, struct.pack("<I", len(rows)) + rows.tobytes() + accesses.tobytes())
-        self._rows, self._accesses = [], []
+        if any(ns >= 0 for ns in self._times):  # the rows' host times, in the record right after them
+            self._record(TIMES, np.array(self._times, dtype="<i8").tobytes())
+        self._rows, self._times, self._accesses = [], [], []
 
     def _string(self, value: str) -> int:
         found = self._strings.get(value)
@@ -164,7 +168,7 @@ class BinaryTraceWriter(TraceWriter):
         if fields is None or not event.keys() <= fields:
             return None
         t = event.get("t")
-        if not _int(t, 0, _I64):
+        if not _int(t, 0, _I64) or ("ns" in event and not _int(event["ns"], 0, _I64)):
             return None
         flags = 0
         stream = event.get("stream", 0)
@@ -268,6 +272,7 @@ class _Records:
         self.stacks: list[Any] = []
         # (position of the first row, rows, offset of the rows, offset of the accesses, end, record number)
         self.blocks: list[tuple[int, int, int, int, int, int]] = []
+        self.times: dict[int, int] = {}  # block index -> offset of its rows' host times (a `T` record)
         self.events: list[tuple[int, int, dict[str, Any]]] = []  # (position, record number, event)
         self.cut: str | None = None
         self.count = 0  # events (rows and JSON) so far
@@ -275,10 +280,18 @@ class _Records:
 
     def _parse(self) -> None:
         data, path = self.data, self.path
+        previous = -1
         for number, tag, start, pos in walk_records(data):
             if tag < 0:
                 return self._cut_short(number)
             length = pos - start
+            follows_rows, previous = previous == ROWS[0], tag
+            if tag == TIMES[0]:
+                if not follows_rows or length != 8 * self.blocks[-1][1]:
+                    raise TraceError(f"{path}: record {number}: a times record must follow a row record and hold "
+                                     f"one time per row")
+                self.times[len(self.blocks) - 1] = start
+                continue
             if self.meta is None and tag != META[0]:
                 raise TraceError(f"{path}: record {number}: the first record must be the meta event")
             if tag == ROWS[0]:
@@ -319,13 +332,14 @@ class _Records:
         self.cut = (f"{self.path}: record {number}: the last record is cut short (the program stopped mid-write); "
                     f"ignored")
 
-    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every row (file order), its position among the events, its record number, and each
-        row's accesses (object ids: its reads, then its writes) with where they begin."""
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every row (file order), its position among the events, its record number, each row's
+        accesses (object ids: its reads, then its writes) with where they begin, and each row's
+        host time (`ns`, -1 where its block has no times record)."""
         data = memoryview(self.data)
         if not self.blocks:
             empty = np.zeros(0, dtype=np.int64)
-            return np.zeros(0, dtype=ROW), empty, empty, empty, np.zeros(1, dtype=np.int64)
+            return np.zeros(0, dtype=ROW), empty, empty, empty, np.zeros(1, dtype=np.int64), empty
         rows = np.frombuffer(b"".join(data[a:b] for _, _, a, b, _, _ in self.blocks), dtype=ROW)
         accesses = np.frombuffer(b"".join(data[b:e] for _, _, _, b, e, _ in self.blocks), dtype="<i8")
         firsts = np.array([b[0] for b in self.blocks], dtype=np.int64)
@@ -344,7 +358,11 @@ class _Records:
             k = int(wrong[0])
             raise TraceError(f"{self.path}: record {self.blocks[k][5]}: its rows name {int(named[k])} objects "
                              f"but it holds {int(held[k])}")
-        return rows, positions, numbers, accesses, starts
+        times = np.full(len(rows), -1, dtype=np.int64)
+        for k, at in self.times.items():
+            first = int(ends[k] - counts[k])
+            times[first:first + int(counts[k])] = np.frombuffer(data[at:at + 8 * int(counts[k])], dtype="<i8")
+        return rows, positions, numbers, accesses, starts, times
 
 
 def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -438,7 +456,7 @@ def read_columns(path: str | Path):
             json_positions.append(position)
     builder.add(json_events)
 
-    rows, positions, numbers, accesses, access_starts = records.rows()
+    rows, positions, numbers, accesses, access_starts, times = records.rows()
     good = _row_problems(records, rows, numbers, skipped)
     if not good.all():
         keep = np.flatnonzero(good)
@@ -446,7 +464,7 @@ def read_columns(path: str | Path):
         accesses = accesses[concat_ranges(access_starts[keep], counts)]
         access_starts = np.zeros(len(keep) + 1, dtype=np.int64)
         np.cumsum(counts, out=access_starts[1:])
-        rows, positions = rows[keep], positions[keep]
+        rows, positions, times = rows[keep], positions[keep], times[keep]
     trace.warnings.extend(skipped.warnings(path))
     if records.cut:
         trace.warnings.append(records.cut)
@@ -497,7 +515,7 @@ def read_columns(path: str | Path):
     fallback = np.where(launch, np.where(kernel_any >= 0, kernel_any, strings("None")),
                         np.array([0] + [strings(k) for k in ROW_KINDS], dtype=np.int32)[rows["kind"]])
     row_columns = {
-        "kind": kinds_in_row, "t": rows["t"].astype(np.int64), "obj": obj, "dst": dst, "src": src,
+        "kind": kinds_in_row, "t": rows["t"].astype(np.int64), "ns": np.where(times >= 0, times, -1), "obj": obj, "dst": dst, "src": src,
         "size": np.where((flags & HAS_SIZE) != 0, rows["size"], 0).astype(np.uint64),
         "has_size": (flags & HAS_SIZE) != 0,
         "offset": np.where((kinds_in_row == MEMCPY) | (kinds_in_row == MEMSET), rows["offset"], 0).astype(np.uint64),
@@ -522,7 +540,7 @@ def read_columns(path: str | Path):
     final_row = np.empty(len(order), dtype=np.int64)
     final_row[order] = np.arange(len(order))
     extra = {int(final_row[k]): event for k, event in from_json.extra.items()}
-    extra.update(_event_dictionaries(records, rows, final_row[len(from_json):], event_rows))
+    extra.update(_event_dictionaries(records, rows, final_row[len(from_json):], event_rows, times))
     columns = Columns(access_start=starts, access_obj=pool_obj[take], access_write=pool_write[take],
                       objects=builder.objects.values, strings=builder.strings.values, streams=builder.streams.values,
                       sites=builder.sites, extra=extra, **joined)
@@ -530,7 +548,7 @@ def read_columns(path: str | Path):
 
 
 def _event_dictionaries(records: _Records, rows: np.ndarray, final_rows: np.ndarray,
-                        event_rows: np.ndarray) -> dict[int, dict[str, Any]]:
+                        event_rows: np.ndarray, times: np.ndarray) -> dict[int, dict[str, Any]]:
     """The dictionaries the analyses keep for synchronisations and event records and waits
     (`Columns.extra`), by final row, as a JSON Lines reader would have them."""
     out: dict[int, dict[str, Any]] = {}
@@ -539,9 +557,11 @@ def _event_dictionaries(records: _Records, rows: np.ndarray, final_rows: np.ndar
     picked = rows[chosen]
     columns = zip(final_rows[chosen].tolist(), picked["kind"].tolist(), picked["flags"].tolist(),
                   picked["t"].tolist(), picked["stream"].tolist(), picked["api"].tolist(), picked["text"].tolist(),
-                  picked["site"].tolist(), picked["obj"].tolist())
-    for final, kind, flags, t, stream, api, text, site, event_id in columns:
+                  picked["site"].tolist(), picked["obj"].tolist(), times[chosen].tolist())
+    for final, kind, flags, t, stream, api, text, site, event_id, ns in columns:
         event: dict[str, Any] = {"ev": ROW_KINDS[kind - 1], "t": t}
+        if ns >= 0:
+            event["ns"] = ns
         if flags & HAS_STREAM:
             event["stream"] = strings[stream] if flags & STREAM_TEXT else stream
         if api >= 0:

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import threading
+import time
 from typing import Any, Callable, Iterable
 
 from gpulint.dynamic.trace import TraceWriter
@@ -67,10 +68,15 @@ class Recorder:
 
     def write(self, event: dict[str, Any]) -> None:
         if not self.closed:
+            if "t" in event and "ns" not in event:
+                event["ns"] = time.monotonic_ns()  # real time for reports (the native tool's clock)
             self.writer.write(event)
 
     def write_line(self, line: str) -> None:
+        """A line an event-per-op collector built itself: the host time goes in front."""
         if not self.closed:
+            if line.startswith('{"ev":') and '"t":' in line[:40]:
+                line = f'{{"ns":{time.monotonic_ns()},{line[1:]}'
             self.writer.write_line(line)
 
     def site(self) -> list:

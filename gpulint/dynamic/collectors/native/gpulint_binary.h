@@ -9,7 +9,8 @@
 // 96-byte rows gathered in a block (one "E" record); their host stacks and strings go out once,
 // in "K" and "S" records, before the first block that names them.  Every other line, and any line
 // a row cannot hold exactly, is one "J" record holding the line itself.  A launch's `grid` and
-// `block`, which no analysis reads, are not kept in rows.
+// `block`, which no analysis reads, are not kept in rows.  The rows' host times (`ns`) follow
+// their block as a "T" record, one int64 per row (-1 for a row without one).
 //
 // The open block is a fixed array: `crash_block` writes it without allocating, from a signal
 // handler.  Not thread-safe: the tool calls it under its lock.
@@ -133,9 +134,11 @@ class BinaryEncoder {
         Row row{};
         std::vector<int64_t>& ids = scratch_ids_;
         ids.clear();
-        if (parsed.parse(line) && to_row(parsed, row, ids) && ids.size() <= kAccesses) {
+        int64_t ns = -1;
+        if (parsed.parse(line) && to_row(parsed, row, ids, ns) && ids.size() <= kAccesses) {
             write_tables();
             if (rows_ == kRows || accesses_ + ids.size() > kAccesses) close_block();
+            block_ns_[rows_] = ns;
             block_rows_[rows_++] = row;
             memcpy(block_accesses_ + accesses_, ids.data(), ids.size() * sizeof(int64_t));
             accesses_ += ids.size();
@@ -176,9 +179,10 @@ class BinaryEncoder {
   private:
     Sink sink_;
     Row block_rows_[kRows];
+    int64_t block_ns_[kRows];
     int64_t block_accesses_[kAccesses];
     size_t rows_ = 0, accesses_ = 0;
-    char out_[8 + 4 + kRows * sizeof(Row) + kAccesses * sizeof(int64_t)];
+    char out_[8 + 4 + kRows * sizeof(Row) + kAccesses * sizeof(int64_t) + 8 + kRows * sizeof(int64_t)];
     std::unordered_map<std::string, int32_t> strings_, stacks_;
     std::vector<std::string_view> new_strings_, new_stacks_;  // views of the maps' keys
     std::vector<int64_t> scratch_ids_;
@@ -190,7 +194,15 @@ class BinaryEncoder {
         memcpy(out_ + 8, &count, 4);
         memcpy(out_ + 12, block_rows_, rows_ * sizeof(Row));
         memcpy(out_ + 12 + rows_ * sizeof(Row), block_accesses_, accesses_ * sizeof(int64_t));
-        return 8 + payload;
+        size_t n = 8 + payload;
+        bool timed = false;
+        for (size_t k = 0; k < rows_ && !timed; ++k) timed = block_ns_[k] >= 0;
+        if (timed) {  // the times record right after its rows
+            header(out_ + n, static_cast<uint32_t>(rows_ * sizeof(int64_t)), 'T');
+            memcpy(out_ + n + 8, block_ns_, rows_ * sizeof(int64_t));
+            n += 8 + rows_ * sizeof(int64_t);
+        }
+        return n;
     }
 
     void record(char tag, std::string_view payload) {
@@ -286,7 +298,7 @@ class BinaryEncoder {
     }
 
     static bool allowed(int kind, std::string_view key) {
-        if (key == "ev" || key == "t" || key == "stream" || key == "site" || key == "api") return true;
+        if (key == "ev" || key == "t" || key == "ns" || key == "stream" || key == "site" || key == "api") return true;
         switch (kind) {
             case 1: return key == "obj";
             case 2: return key == "dst" || key == "src" || key == "size" || key == "kind" || key == "dst_offset" ||
@@ -300,7 +312,7 @@ class BinaryEncoder {
         }
     }
 
-    bool to_row(const Line& line, Row& row, std::vector<int64_t>& ids) {
+    bool to_row(const Line& line, Row& row, std::vector<int64_t>& ids, int64_t& ns) {
         int kind = kind_code(line.get("ev"));
         if (!kind) return false;
         for (int k = 0; k < line.count; ++k)
@@ -309,7 +321,9 @@ class BinaryEncoder {
         uint64_t t;
         if (!unsigned_value(line.get("t"), t) || t >= (1ull << 63)) return false;
         row.t = static_cast<int64_t>(t);
-        std::string_view v = line.get("stream");
+        std::string_view v = line.get("ns");
+        if (!v.empty() && (!signed_value(v, ns) || ns < 0)) return false;  // a bad time goes as JSON, to be warned of
+        v = line.get("stream");
         if (!v.empty()) {
             if (is_string(v)) {
                 row.stream = intern(strings_, new_strings_, v);

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -294,8 +295,17 @@ const std::string& current_site() {
 
 // ------------------------------------------------------------------ events
 // One event, formatted straight into the buffer (no string per field).
+// One event line; `opening` is `{"ev":"<kind>","t":`.  The host's monotonic clock when it happened
+// goes in front (`{"ns":N,"ev":...`, Python's time.monotonic_ns), as the other collectors write it.
 struct Event {
-  explicit Event(const char* opening) { g_buffer += opening; }
+  explicit Event(const char* opening) {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    g_buffer += "{\"ns\":";
+    *this << static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+    g_buffer += ',';
+    g_buffer += opening + 1;
+  }
   ~Event() { g_buffer += "}\n"; }
   Event& operator<<(const char* text) {
     g_buffer += text;
