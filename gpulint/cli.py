@@ -495,19 +495,25 @@ def analyze(trace, select, ignore, fmt, color, statistics, exit_zero, output, th
               help="Write one self-contained HTML page: memory over time (zoomable), the pool plan, the findings "
                    "with their source lines.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Objects to list.")
-def report(trace, perfetto_out, plot_out, html_out, top) -> None:
+@click.option("--min-bytes", default=None, metavar="BYTES",
+              help="Hide findings at sites whose bytes and saving are both below this (1048576, 64KiB, 1MiB; 0 shows "
+                   "all) [default: 1MiB, or min-bytes in the config].")
+def report(trace, perfetto_out, plot_out, html_out, top, min_bytes) -> None:
     """Peak memory, what-if savings, the pool plan, top objects and findings of a recorded run."""
     from rich.console import Console
 
-    from gpulint.config import Settings
     from gpulint.dynamic import report as reporting
     from gpulint.dynamic.analyze import analyze as analyze_trace
     from gpulint.dynamic.trace import TraceError
 
+    settings = _resolver({"min_bytes": min_bytes}, None, False).base
+    progress = _progress("text")
     try:
-        analysis = analyze_trace(trace, Settings(), [c for c in sorted(_rules())])
+        analysis = analyze_trace(trace, settings, [c for c in sorted(_rules())], progress)
     except TraceError as exc:
+        progress.done()
         _fail(str(exc))
+    progress.done()
     for warning in analysis.warnings:
         click.echo(f"gpulint: {warning}", err=True)
     reporting.summary(analysis, Console(), top)

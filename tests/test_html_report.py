@@ -190,3 +190,23 @@ def test_a_run_without_findings_still_draws(tmp_path: Path, browser) -> None:
     assert "No findings." in browser.find_element(By.ID, "findings").text
     assert len(browser.find_elements(By.CSS_SELECTOR, "#memory path.series")) == 3
     assert not [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+def test_report_min_bytes_shows_the_small_sites(tmp_path: Path) -> None:
+    from gpulint.dynamic.trace import write_events
+
+    events = [{"ev": "meta", "version": 1, "collector": "native", "argv": ["./small"], "device": "test",
+               "granularity": 32},
+              {"ev": "alloc", "t": 1, "obj": 1, "addr": 4096, "size": 4096, "stream": 0, "api": "cudaMalloc",
+               "site": [["s.cu", 3, "main"]]}]
+    events += [{"ev": "launch", "t": t, "kernel": "k(float*)", "stream": 0, "reads": [], "writes": [],
+                "site": [["s.cu", 4, "main"]]} for t in range(2, 6)]
+    events += [{"ev": "launch", "t": 6, "kernel": "k(float*)", "stream": 0, "reads": [1], "writes": [1],
+                "site": [["s.cu", 5, "main"]]}, {"ev": "free", "t": 7, "obj": 1, "stream": 0, "site": [["s.cu", 6, "main"]]}]
+    trace = write_events(tmp_path / "s.jsonl", events)
+    assert run("report", str(trace), "--html", str(tmp_path / "d.html"), cwd=tmp_path).exit_code == 0
+    default = page_of((tmp_path / "d.html").read_text())
+    assert default["findings"] == [] and default["hidden"] >= 1  # a 4 KiB object: below 1 MiB
+    assert run("report", str(trace), "--min-bytes", "0", "--html", str(tmp_path / "a.html"), cwd=tmp_path).exit_code == 0
+    shown = page_of((tmp_path / "a.html").read_text())
+    assert "GL001" in {f["code"] for f in shown["findings"]} and shown["hidden"] == 0

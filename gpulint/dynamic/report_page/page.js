@@ -295,7 +295,8 @@
     const order = DATA.findings.slice().sort((a, b) => b.saved - a.saved || a.id - b.id);
     if (!order.length) {
       const row = html("tr", {}, null, body);
-      html("td", {colspan: 6}, "No findings.", row);
+      html("td", {colspan: 6}, DATA.hidden ? "No findings above the size threshold (" + DATA.hidden
+        + " below it: `gpulint report --min-bytes 0` shows them)." : "No findings.", row);
       return;
     }
     order.forEach((finding, rank) => {
