@@ -219,6 +219,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
           add_ignore, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
+    from gpulint.results import at_least
 
     if update_baseline and baseline is None:
         _fail("--update-baseline needs --baseline FILE")
@@ -242,7 +243,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
         report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
-    report.findings, small = _at_least(report.findings, settings.min_bytes)
+    report.findings, small = at_least(report.findings, settings.min_bytes)
     _diagnose(report.diagnostics, report.notes, report.errors, verbose)
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
@@ -292,12 +293,6 @@ def _baseline(findings: list, path: str, update: bool) -> tuple[list, str]:
     new, matched = baseline.new_findings(findings, known)
     note = f"{matched} finding{'s' if matched != 1 else ''} in the baseline {path} not reported." if matched else ""
     return new, note
-
-
-def _at_least(findings: list, min_bytes: int) -> tuple[list, int]:
-    """The findings whose object's size is unknown or at least `min_bytes`, and how many were not."""
-    kept = [f for f in findings if not isinstance(f.properties.get("size"), int) or f.properties["size"] >= min_bytes]
-    return kept, len(findings) - len(kept)
 
 
 def _small_note(hidden: int, min_bytes: int) -> str:
@@ -590,7 +585,7 @@ def rule_cmd(code: str) -> None:
     found = _rules().get(code.upper()) or next((r for r in _rules().values() if r.name == code.lower()), None)
     if found is None:
         _fail(f"no rule {code!r}; `gpulint rules` lists them")
-    click.echo(f"# {found.code} ({found.name})\n\n{found.summary}.\n\n{found.doc}")
+    click.echo(found.manual)
 
 
 @main.command("rules")
