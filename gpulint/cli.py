@@ -219,7 +219,6 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
           add_ignore, config_file, isolated) -> None:
     """Lint .cu/.cuh and C/C++ files that use CUDA. Exit 0 clean, 1 findings, 2 error."""
     from gpulint.engine import check_paths
-    from gpulint.results import at_least
 
     if update_baseline and baseline is None:
         _fail("--update-baseline needs --baseline FILE")
@@ -243,7 +242,7 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
         report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
-    report.findings, small = at_least(report.findings, settings.min_bytes)
+    report.findings, small = _at_least(report.findings, settings.min_bytes)
     _diagnose(report.diagnostics, report.notes, report.errors, verbose)
     if report.files == 0 and not report.errors:
         click.echo(f"gpulint: warning: no files to check in {', '.join(paths) or '.'}", err=True)
@@ -293,6 +292,12 @@ def _baseline(findings: list, path: str, update: bool) -> tuple[list, str]:
     new, matched = baseline.new_findings(findings, known)
     note = f"{matched} finding{'s' if matched != 1 else ''} in the baseline {path} not reported." if matched else ""
     return new, note
+
+
+def _at_least(findings: list, min_bytes: int) -> tuple[list, int]:
+    from gpulint.results import at_least
+
+    return at_least(findings, min_bytes)
 
 
 def _small_note(hidden: int, min_bytes: int) -> str:
@@ -576,6 +581,17 @@ def _stamp(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_mtime_ns, info.st_ino
+
+
+@main.command()
+def server() -> None:
+    """A language server on stdin/stdout for editors: diagnostics, fixes as code actions, rule pages on hover."""
+    from gpulint.server import Unavailable, serve
+
+    try:
+        serve()
+    except Unavailable as exc:
+        _fail(str(exc))
 
 
 @main.command("rule")
