@@ -9,8 +9,8 @@ Copies a project (default: cuda-samples) to a temporary folder (the server write
   cold and then warm (a second start of the server);
 - the first refresh of each file (its analysis against the folder's table, which is built then,
   and the conversion to LSP diagnostics);
-- later edits: a comment appended and a line inserted at the
-  top (every row moves: the summary changes and the table is built again);
+- later edits: a comment appended, and a line inserted at the top (every row moves: where the
+  file's summary records rows, it changes and the table is built again);
 - for comparison, what a refresh costs that reads every file again: `check_paths` over the folder
   with the cache warm (bytes hashed, entries read, the table built) and cold.
 
