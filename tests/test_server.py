@@ -239,6 +239,42 @@ def test_configuration_of_the_files_folder(workspace: Path) -> None:
         client.close()
 
 
+@needs_pygls
+def test_a_saved_configuration_applies_to_the_open_files(workspace: Path) -> None:
+    config = workspace / "gpulint.toml"
+    config.write_text('select = ["GL005"]\nmin-bytes = 0\n')
+    client = start(workspace)
+    try:
+        late = workspace / "late.cu"
+        open_file(client, late, LATE_FREE)
+        assert diagnostics(client, late, 1) == []
+        config.write_text(CONFIG)
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri(config)}})
+        assert "GL002" in codes(diagnostics(client, late, 1, where=lambda ds: bool(ds)))
+        stop(client)
+    finally:
+        client.close()
+
+
+@needs_pygls
+def test_changes_in_quick_succession_end_with_the_last_texts_diagnostics(workspace: Path) -> None:
+    client = start(workspace)
+    try:
+        late = workspace / "late.cu"
+        open_file(client, late, LATE_FREE)
+        for version in range(2, 12):
+            change(client, late, FIXED if version % 2 else LATE_FREE, version)
+        # Version 11 is the fixed text; the versions before it may be coalesced into fewer analyses.
+        assert diagnostics(client, late, 11) == []
+        assert client.request("textDocument/codeAction", {"textDocument": {"uri": uri(late)},
+                                                          "range": {"start": {"line": 4, "character": 0},
+                                                                    "end": {"line": 4, "character": 0}},
+                                                          "context": {"diagnostics": []}}) == []
+        stop(client)
+    finally:
+        client.close()
+
+
 def test_without_pygls_the_server_says_what_to_install(tmp_path: Path) -> None:
     code = ("import sys; sys.modules['pygls'] = None; sys.argv = ['gpulint', 'server']\n"
             "from gpulint.cli import main; main()")

@@ -40,8 +40,7 @@ class Document:
         self.uri = uri
         self.path = path
         self.display = display_path(path)
-        self.version: int | None = None
-        self.text = b""
+        self.latest: tuple[int | None, bytes] = (None, b"")  # (version, text): one assignment, read whole
         self.analysed: int | None = -1  # the version the last analysis read
         self.result = FileResult(self.display)
         self.data = b""  # the text that result was found in
@@ -111,7 +110,7 @@ class GpulintServer(LanguageServer):
 
     def analyse(self, doc: Document) -> None:
         """Analyse the newest text of `doc` unless that version was already analysed; publish."""
-        version, text = doc.version, doc.text
+        version, text = doc.latest
         if doc.analysed == version or self.documents.get(doc.uri) is not doc:
             return  # coalesced into an earlier run, or closed meanwhile
         try:
@@ -186,7 +185,7 @@ def _document(ls: GpulintServer, uri: str) -> Document:
     if doc is None:
         doc = ls.documents[uri] = Document(uri, Path(to_fs_path(uri) or uri))
     text = ls.workspace.get_text_document(uri)
-    doc.version, doc.text = text.version, text.source.encode("utf-8")
+    doc.latest = (text.version, text.source.encode("utf-8"))
     return doc
 
 
@@ -210,7 +209,9 @@ async def did_change(ls: GpulintServer, params: lsp.DidChangeTextDocumentParams)
 async def did_save(ls: GpulintServer, params: lsp.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     if Path(to_fs_path(uri) or uri).name in CONFIG_FILES:
-        ls.reset()  # settings and summaries depend on it: every open file again
+        # Settings and summaries depend on it: read again (on the worker, between analyses), and
+        # every open file analysed again.
+        await ls.schedule(ls.reset)
         for doc in list(ls.documents.values()):
             doc.analysed = -1
             await ls.schedule(ls.refresh, doc)
@@ -237,7 +238,7 @@ def _places(ls: GpulintServer, doc: Document) -> convert.Places:
                 lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, convert.FIX_ALL]))
 def code_action(ls: GpulintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     doc = ls.documents.get(params.text_document.uri)
-    if doc is None or doc.analysed != doc.version:
+    if doc is None or doc.analysed != doc.latest[0]:
         return []  # findings of an older text would edit the wrong bytes
     return convert.code_actions(doc.result.findings, doc.uri, _places(ls, doc), params.range,
                                  None if params.context.only is None else [str(k) for k in params.context.only])
