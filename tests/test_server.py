@@ -275,6 +275,42 @@ def test_changes_in_quick_succession_end_with_the_last_texts_diagnostics(workspa
         client.close()
 
 
+@needs_pygls
+def test_files_the_configuration_includes_and_excludes(workspace: Path) -> None:
+    (workspace / "gpulint.toml").write_text(CONFIG + 'extend-include = ["*.cu.inc"]\nexclude = ["vendor"]\n')
+    client = start(workspace)
+    try:
+        included, other = workspace / "late.cu.inc", workspace / "notes.txt"
+        (workspace / "vendor").mkdir()
+        excluded = workspace / "vendor" / "late.cu"
+        for path in (included, other, excluded):
+            open_file(client, path, LATE_FREE)
+        assert "GL002" in codes(diagnostics(client, included, 1))
+        assert diagnostics(client, other, 1) == []
+        assert diagnostics(client, excluded, 1) == []
+        stop(client)
+    finally:
+        client.close()
+
+
+@needs_pygls
+def test_positions_count_the_agreed_code_units() -> None:
+    from lsprotocol import types as lsp
+
+    from gpulint.findings import Location
+    from gpulint.server.convert import Positions
+
+    data = "int x; // \U0001F600 é\r\n  cudaFree(p);\n".encode()
+    # Row 1, character 13 (1-based) is `é`: after the emoji, one character but two UTF-16 units.
+    assert Positions(data).at(1, 13) == lsp.Position(0, 13)
+    assert Positions(data, "utf-8").at(1, 13) == lsp.Position(0, 15)
+    assert Positions(data, "utf-32").at(1, 13) == lsp.Position(0, 12)
+    offset = data.index(b"cudaFree")
+    assert Positions(data).at_offset(offset) == lsp.Position(1, 2)
+    assert Positions(data).offset_of(lsp.Position(1, 2)) == offset
+    assert Positions(data).range_of(Location("a.cu", 2, 3)) == lsp.Range(lsp.Position(1, 2), lsp.Position(1, 14))
+
+
 def test_without_pygls_the_server_says_what_to_install(tmp_path: Path) -> None:
     code = ("import sys; sys.modules['pygls'] = None; sys.argv = ['gpulint', 'server']\n"
             "from gpulint.cli import main; main()")
