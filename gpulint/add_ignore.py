@@ -59,6 +59,12 @@ def add_ignores(findings: list[Finding]) -> Added:
     return added
 
 
+def with_ignore_comments(text: str, rows: dict[int, set[str]], python: bool) -> str:
+    """`text` with the comments for `rows` (row -> codes) written in, as `add_ignores` writes them
+    (the language server's "ignore" action edits an unsaved buffer with it)."""
+    return _with_comments(text, rows, python)[0]
+
+
 def _with_comments(text: str, rows: dict[int, set[str]], python: bool) -> tuple[str, int]:
     ending = line_ending(text.encode("utf-8")).decode()
     lines = text.splitlines(keepends=True)

@@ -328,9 +328,9 @@ def _baseline(findings: list, path: str, update: bool) -> tuple[list, str]:
 
 
 def _at_least(findings: list, min_bytes: int) -> tuple[list, int]:
-    """The findings whose object's size is unknown or at least `min_bytes`, and how many were not."""
-    kept = [f for f in findings if not isinstance(f.properties.get("size"), int) or f.properties["size"] >= min_bytes]
-    return kept, len(findings) - len(kept)
+    from gpulint.results import at_least
+
+    return at_least(findings, min_bytes)
 
 
 def _small_note(hidden: int, min_bytes: int) -> str:
@@ -634,6 +634,17 @@ def _stamp(path: str) -> tuple[int, int] | None:
     return info.st_mtime_ns, info.st_ino
 
 
+@main.command()
+def server() -> None:
+    """A language server on stdin/stdout for editors: diagnostics, fixes as code actions, rule pages on hover."""
+    from gpulint.server import Unavailable, serve
+
+    try:
+        serve()
+    except Unavailable as exc:
+        _fail(str(exc))
+
+
 @main.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:
@@ -641,7 +652,7 @@ def rule_cmd(code: str) -> None:
     found = _rules().get(code.upper()) or next((r for r in _rules().values() if r.name == code.lower()), None)
     if found is None:
         _fail(f"no rule {code!r}; `gpulint rules` lists them")
-    click.echo(f"# {found.code} ({found.name})\n\n{found.summary}.\n\n{found.doc}")
+    click.echo(found.manual)
 
 
 @main.command("rules")

@@ -21,7 +21,7 @@ from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_
 from gpulint.findings import Finding
 from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
-from gpulint.results import FileResult, Report
+from gpulint.results import FileResult, ProjectResults, Report
 from gpulint.rules import RULES, RuleSettings
 from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
@@ -303,11 +303,12 @@ def _included_bytes(paths: list[Path], seen: dict[Path, bytes]) -> bytes:
 
 
 def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False,
-                progress: Callable[[str], None] = lambda _: None) -> Report:
+                progress: Callable[[str], None] = lambda _: None, keep: ProjectResults | None = None) -> Report:
     """Check every file under `paths` as one program (see `static.program`); with `cache`, files
     whose bytes (and those of the files they include), settings and the summaries they depend on
     are unchanged are read from `.gpulint_cache/`.  A file is read once, here, and handed to the
-    job that analyses it.  `progress` is told what is being done (the CLI shows it on a terminal)."""
+    job that analyses it.  `progress` is told what is being done (the CLI shows it on a terminal);
+    `keep` receives every file's result and includes (the language server's view of the project)."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -370,7 +371,16 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
         if store is not None and keys[i] is not None and result is not None and not result.errors \
                 and not result.cached:
             store.put(displays[i], keys[i], result)
+    if keep is not None:
+        keep.results.update((displays[i], r) for i, r in enumerate(results) if r is not None)
+        keep.includes.update(include_names)
     return _report(results[:reported], work, len(files), diagnostics, errors)
+
+
+def forget_parsed_trees() -> None:
+    """Drop the syntax trees `analyse_source` kept for analysing a file again (`check_paths` does
+    at its end): a long-lived caller (the language server) calls it after each of its analyses."""
+    _PARSED.clear()
 
 
 def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],

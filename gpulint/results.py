@@ -55,3 +55,21 @@ class Report:
         n, files = len(self.unanalysed), len({path for path, _ in self.unanalysed})
         return (f"{n} function{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} "
                 f"{'was' if n == 1 else 'were'} not analysed (parse errors); -v lists them.")
+
+
+@dataclass
+class ProjectResults:
+    """What a run over a project knows beyond its report, by display path: each file's result (its
+    summary for the other files) and the local files each includes.  The language server keeps
+    these between edits, so that one edited file is analysed against the rest without reading the
+    rest again."""
+
+    results: dict[str, FileResult] = field(default_factory=dict)
+    includes: dict[str, list[str]] = field(default_factory=dict)
+
+
+def at_least(findings: list[Finding], min_bytes: int) -> tuple[list[Finding], int]:
+    """The findings whose object's size is unknown or at least `min_bytes` (`min-bytes`), and how
+    many were not."""
+    kept = [f for f in findings if not isinstance(f.properties.get("size"), int) or f.properties["size"] >= min_bytes]
+    return kept, len(findings) - len(kept)

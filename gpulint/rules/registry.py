@@ -53,6 +53,11 @@ class Rule:
     has_threshold: bool = False
 
     @property
+    def manual(self) -> str:
+        """The rule's page as `gpulint rule CODE` prints it (and the language server's hover shows)."""
+        return f"# {self.code} ({self.name})\n\n{self.summary}.\n\n{self.doc}"
+
+    @property
     def needs_trace(self) -> bool:
         return self.source is Source.TRACE
 

@@ -1,0 +1,261 @@
+"""`gpulint server`: the pygls wiring.  Handlers only route: what a finding looks like in the
+protocol is `convert`'s, what the project knows is `project`'s, and the analysis is `check`'s own.
+
+When diagnostics come: as Ruff's server publishes them, on open and on every change (and on save),
+from the buffer's text, not the disk's.  Analyses run one at a time on one worker thread, so the
+protocol thread stays free for hovers and code actions; changes that arrive while one runs are
+coalesced: the next analysis takes the newest text, and the ones queued behind it find nothing
+new to do.  The first file opened in a workspace folder is published from its own analysis at
+once; then the folder is summarised (`Project.index`), and every open file of it is analysed
+again against the whole program.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from gpulint import __version__
+from gpulint.config import DEFAULT_SELECT, ConfigError, Resolver
+from gpulint.discovery import CUDA_SUFFIXES, CXX_SUFFIXES, PYTHON_SUFFIXES, display_path
+from gpulint.results import FileResult
+from gpulint.rules import RULES
+from gpulint.server import convert
+from gpulint.server.project import Project
+
+CONFIG_FILES = ("gpulint.toml", "pyproject.toml")
+log = logging.getLogger("gpulint.server")
+
+
+class Document:
+    """An open buffer: its newest text, and what the last analysis of it found."""
+
+    def __init__(self, uri: str, path: Path) -> None:
+        self.uri = uri
+        self.path = path
+        self.display = display_path(path)
+        self.latest: tuple[int | None, bytes] = (None, b"")  # (version, text): one assignment, read whole
+        self.analysed: int | None = -1  # the version the last analysis read
+        self.result = FileResult(self.display)
+        self.data = b""  # the text that result was found in
+
+
+class GpulintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("gpulint", __version__)
+        self.documents: dict[str, Document] = {}
+        self.projects: dict[Path | None, Project] = {}
+        self.folders: list[Path] = []
+        self.resolver: Resolver | None = None
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulint-analysis")
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------------ settings and projects
+
+    def start(self, folders: list[Path]) -> None:
+        """The workspace folders, and the working folder in the first (display paths, the cache
+        and the base configuration are relative to it, as for `gpulint check` run there)."""
+        self.folders = sorted(folders, key=lambda f: len(f.parts), reverse=True)
+        if folders:
+            os.chdir(folders[0])
+        self.reset()
+
+    def reset(self) -> None:
+        """Configuration read again (a gpulint.toml or pyproject.toml saved): every project too."""
+        threshold_codes = [code for code, rule in RULES.items() if rule.has_threshold]
+        # One process: analyses run on a thread of the server, and forking a threaded process
+        # for worker processes is not safe.
+        cli = {"jobs": 1, "default_select": DEFAULT_SELECT}
+        try:
+            self.resolver = Resolver(cli, sorted(RULES), threshold_codes)
+        except ConfigError as exc:
+            self.tell(lsp.MessageType.Error, f"gpulint: {exc}; using the default settings")
+            self.resolver = Resolver(cli, sorted(RULES), threshold_codes, isolated=True)
+        self.projects.clear()
+
+    def project_for(self, path: Path) -> Project:
+        assert self.resolver is not None
+        absolute = Path(os.path.abspath(path))
+        root = next((f for f in self.folders if absolute.is_relative_to(f)), None)
+        if root not in self.projects:
+            self.projects[root] = Project(root, self.resolver)
+        return self.projects[root]
+
+    def tell(self, kind: lsp.MessageType, message: str) -> None:
+        """A message for the user, from any thread."""
+        params = lsp.ShowMessageParams(kind, message)
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.window_show_message, params)
+        else:
+            self.window_show_message(params)
+
+    # ------------------------------------------------------------------ analysis (worker thread)
+
+    def checked(self, doc: Document) -> bool:
+        """Whether gpulint judges this file: its suffix, or the configuration's `extend-include`;
+        and not excluded by the configuration."""
+        assert self.resolver is not None
+        settings = self.resolver.for_path(doc.path)
+        suffix = doc.path.suffix.lower()
+        known = suffix in CUDA_SUFFIXES or suffix in CXX_SUFFIXES or suffix in PYTHON_SUFFIXES
+        if not known and not (settings.extend_include and settings.matches(doc.path, settings.extend_include)):
+            return False
+        return not settings.matches(doc.path, settings.exclude)
+
+    def analyse(self, doc: Document) -> None:
+        """Analyse the newest text of `doc` unless that version was already analysed; publish."""
+        version, text = doc.latest
+        if doc.analysed == version or self.documents.get(doc.uri) is not doc:
+            return  # coalesced into an earlier run, or closed meanwhile
+        try:
+            if self.checked(doc):
+                result = self.project_for(doc.path).analyse(doc.path, text)
+            else:
+                result = FileResult(doc.display)
+        except ConfigError as exc:
+            self.tell(lsp.MessageType.Error, f"gpulint: {exc}")
+            result = FileResult(doc.display)
+        for line in result.errors:
+            self.tell(lsp.MessageType.Error, f"gpulint: {line}")
+        doc.result, doc.data, doc.analysed = result, text, version
+        self.publish(doc, version)
+
+    def publish(self, doc: Document, version: int | None) -> None:
+        places = convert.Places(doc.display, convert.Positions(doc.data, self.encoding()))
+        params = lsp.PublishDiagnosticsParams(doc.uri, convert.diagnostics(doc.result.findings, places), version)
+
+        def send() -> None:  # on the protocol's thread, where a close may have come first
+            if self.documents.get(doc.uri) is doc:
+                self.text_document_publish_diagnostics(params)
+
+        assert self.loop is not None
+        self.loop.call_soon_threadsafe(send)
+
+    def refresh(self, doc: Document) -> None:
+        """The worker's job for a changed buffer: its analysis, the folder's summaries the first
+        time, and the other open files whose names now resolve differently."""
+        try:
+            self.analyse(doc)
+            project = self.project_for(doc.path)
+            if not project.indexed:
+                count = project.index()
+                log.info("gpulint: summarised %d files of %s", count, project.root)
+                for other in list(self.documents.values()):
+                    if self.project_for(other.path) is project:
+                        other.analysed = -1
+                        self.analyse(other)
+                return
+            open_here = {d.display: d for d in list(self.documents.values())
+                         if d is not doc and self.project_for(d.path) is project}
+            for display in project.stale({name: d.result for name, d in open_here.items()}):
+                open_here[display].analysed = -1
+                self.analyse(open_here[display])
+        except Exception as exc:  # the server must outlive a bug of the analysis
+            log.exception("gpulint: analysis failed")
+            self.tell(lsp.MessageType.Error, f"gpulint: internal error: {type(exc).__name__}: {exc}")
+
+    def closed(self, doc: Document) -> None:
+        """The worker's job for a closed buffer: its summary goes back to the disk's."""
+        project = self.project_for(doc.path)
+        if project.indexed and doc.display in project.summaries:
+            project.forget(doc.display)
+
+    def encoding(self) -> str:
+        try:
+            return str(self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16.value)
+        except RuntimeError:  # no workspace before initialize
+            return lsp.PositionEncodingKind.Utf16.value
+
+    async def schedule(self, job, *args) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.loop.run_in_executor(self.worker, job, *args)
+
+
+server = GpulintServer()
+
+
+def _document(ls: GpulintServer, uri: str) -> Document:
+    doc = ls.documents.get(uri)
+    if doc is None:
+        doc = ls.documents[uri] = Document(uri, Path(to_fs_path(uri) or uri))
+    text = ls.workspace.get_text_document(uri)
+    doc.latest = (text.version, text.source.encode("utf-8"))
+    return doc
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: GpulintServer, params: lsp.InitializeParams) -> None:
+    uris = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
+    ls.start([Path(path) for path in map(to_fs_path, uris) if path])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: GpulintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    await ls.schedule(ls.refresh, _document(ls, params.text_document.uri))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: GpulintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    await ls.schedule(ls.refresh, _document(ls, params.text_document.uri))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: GpulintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if Path(to_fs_path(uri) or uri).name in CONFIG_FILES:
+        # Settings and summaries depend on it: read again (on the worker, between analyses), and
+        # every open file analysed again.
+        await ls.schedule(ls.reset)
+        for doc in list(ls.documents.values()):
+            doc.analysed = -1
+            await ls.schedule(ls.refresh, doc)
+        return
+    if uri in ls.documents:
+        doc = _document(ls, uri)
+        doc.analysed = -1  # as Ruff: a save analyses again (the files it includes may have changed)
+        await ls.schedule(ls.refresh, doc)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+async def did_close(ls: GpulintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    doc = ls.documents.pop(params.text_document.uri, None)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(params.text_document.uri, []))
+    if doc is not None:
+        await ls.schedule(ls.closed, doc)
+
+
+def _places(ls: GpulintServer, doc: Document) -> convert.Places:
+    return convert.Places(doc.display, convert.Positions(doc.data, ls.encoding()))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, convert.FIX_ALL]))
+def code_action(ls: GpulintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    doc = ls.documents.get(params.text_document.uri)
+    if doc is None or doc.analysed != doc.latest[0]:
+        return []  # findings of an older text would edit the wrong bytes
+    return convert.code_actions(doc.result.findings, doc.uri, _places(ls, doc), params.range,
+                                 None if params.context.only is None else [str(k) for k in params.context.only])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: GpulintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    doc = ls.documents.get(params.text_document.uri)
+    if doc is None:
+        return None
+    return convert.hover(doc.result.findings, _places(ls, doc), params.position)
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: GpulintServer, *args) -> None:
+    ls.worker.shutdown(wait=False, cancel_futures=True)
+
+
+def serve() -> None:
+    server.start_io()

@@ -1,0 +1,105 @@
+"""A small language-server client for the tests: JSON-RPC with `Content-Length` headers over a
+`python -m gpulint server` subprocess's stdin and stdout, as an editor speaks to it."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+class Client:
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+        environ = dict(os.environ if env is None else env)
+        # This checkout's gpulint, whatever an installed one says.
+        environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPOSITORY), environ.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen([sys.executable, "-m", "gpulint", "server"], cwd=cwd, env=environ,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.incoming: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.notifications: list[dict[str, Any]] = []
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        stream = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = stream.readline()
+                if not line:
+                    self.incoming.put(None)
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                name, _, value = line.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip())
+            assert length is not None, "a message without Content-Length"
+            self.incoming.put(json.loads(stream.read(length)))
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def _next(self, deadline: float) -> dict[str, Any]:
+        try:
+            message = self.incoming.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            raise TimeoutError("no message from the server in time") from None
+        if message is None:
+            raise EOFError(f"the server closed its output: {self.stderr()}")
+        return message
+
+    def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        self.next_id += 1
+        ident = self.next_id
+        self.send({"id": ident, "method": method, "params": params})
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._next(deadline)
+            if message.get("id") == ident and "method" not in message:
+                assert "error" not in message, message["error"]
+                return message.get("result")
+            if "method" in message and "id" in message:  # a request of the server's: answer it empty
+                self.send({"id": message["id"], "result": None})
+            else:
+                self.notifications.append(message)
+
+    def wait_for(self, method: str, where: Callable[[dict[str, Any]], bool] = lambda p: True,
+                 timeout: float = 60) -> dict[str, Any]:
+        """The first notification `method` whose params satisfy `where` (already received or next)."""
+        for i, message in enumerate(self.notifications):
+            if message.get("method") == method and where(message["params"]):
+                return self.notifications.pop(i)["params"]
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._next(deadline)
+            if "method" in message and "id" in message:
+                self.send({"id": message["id"], "result": None})
+            elif message.get("method") == method and where(message["params"]):
+                return message["params"]
+            else:
+                self.notifications.append(message)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None or self.proc.stderr is None:
+            return ""
+        return self.proc.stderr.read().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
