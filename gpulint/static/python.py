@@ -87,15 +87,20 @@ class _Survey(NamedTuple):
 def _survey(root: Node) -> _Survey:
     """Every block, every import statement, every `match` statement and every function scope of a
     file, in one walk that enters statements only (and whatever holds a syntax error, where
-    anything may lie): walking every expression too cost a third of the parse.  Each node on the
-    stack carries whether it is a statement of a scope (where a function is a scope)."""
+    anything may lie): walking every expression too cost a third of the parse.  Two stacks: the
+    statements of a scope (where a function is a scope) and what lies elsewhere (in an expression,
+    an error); nothing under the second is a scope's statement, so taking the first stack's nodes
+    first leaves the functions in the order of one walk of the file (a stack of (node, scoped)
+    pairs cost a quarter more, in the pairs)."""
     blocks: list[Node] = []
     imports: list[Node] = []
     matches: list[Node] = []
     functions: list[Node] = []
-    stack = [(node, True) for node in root.named_children]
-    while stack:
-        node, scoped = stack.pop()
+    scoped = list(root.named_children)
+    elsewhere: list[Node] = []
+    while scoped or elsewhere:
+        in_scope = bool(scoped)
+        node = scoped.pop() if in_scope else elsewhere.pop()
         kind = node.type
         if kind == "import_statement" or kind == "import_from_statement":
             imports.append(node)
@@ -107,19 +112,22 @@ def _survey(root: Node) -> _Survey:
         if not (kind in _SUITE_HOLDERS or node.has_error):
             continue
         children = node.named_children
-        if not scoped:
-            stack.extend((child, False) for child in children)
+        if not in_scope:
+            elsewhere.extend(children)
         elif kind == "function_definition" or kind == "class_definition":
             body = node.child_by_field_name("body")
             if kind == "function_definition" and body is not None:
                 functions.append(node)
-            stack.extend((child, child == body) for child in children)
+            for child in children:
+                (scoped if child == body else elsewhere).append(child)
         elif kind == "decorated_definition":
             definition = node.child_by_field_name("definition")
-            stack.extend((child, child == definition) for child in children)
+            for child in children:
+                (scoped if child == definition else elsewhere).append(child)
+        elif kind in _SCOPE_STATEMENT_HOLDERS:
+            scoped.extend(children)
         else:
-            inside = kind in _SCOPE_STATEMENT_HOLDERS
-            stack.extend((child, inside) for child in children)
+            elsewhere.extend(children)
     return _Survey(blocks, imports, matches, functions)
 
 

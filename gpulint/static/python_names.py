@@ -76,6 +76,7 @@ class Names:
         self._free: dict[tuple, frozenset[str]] = {}
         self._scope: dict[tuple, tuple[frozenset[str], frozenset[str]]] = {}
         self._launches: dict[tuple, bool] = {}
+        self._returns_host: dict[tuple, bool] = {}
         # The module's functions by name (those defined at the top level, also under an `if`/`try`).
         self.top_defs: dict[str, list[Node]] = defaultdict(list)
         self.top_classes: list[Node] = []
@@ -368,8 +369,10 @@ class Names:
                 root.child_by_field_name("value")
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
-            return not (self.text(root) in host() or self.qualify(root).startswith(models.HOST_MODULES)
-                        or f"{self.qualify(root)}.".startswith(models.HOST_MODULES))
+            # `host()` last: the first time, it walks the whole scope.
+            root_qual = self.qualify(root)
+            return not (root_qual.startswith(models.HOST_MODULES) or f"{root_qual}.".startswith(models.HOST_MODULES)
+                        or self.text(root) in host())
         return True
 
     def function_launches(self, fn: Node) -> bool:
@@ -404,6 +407,13 @@ class Names:
 
     def returns_host(self, fn: Node) -> bool:
         """Every `return` of the function gives a host value (or it returns nothing)."""
+        key = _key(fn)
+        cached = self._returns_host.get(key)
+        if cached is None:
+            cached = self._returns_host[key] = self._every_return_host(fn)
+        return cached
+
+    def _every_return_host(self, fn: Node) -> bool:
         for n in code_nodes(fn.child_by_field_name("body")):
             if n.type in ("yield", "await"):
                 return False
