@@ -497,12 +497,6 @@ class _Scope(ScopeLowering):
             self._names = self.m.names.scope_names(self.node)
         return self._names[0]
 
-    def host(self) -> frozenset[str]:
-        """The names of this scope that only ever hold host values."""
-        if self._names is None:
-            self._names = self.m.names.scope_names(self.node)
-        return self._names[1]
-
     def parameters_maybe_on_device(self) -> set[str]:
         """Parameters that may hold a device array of the caller's: all but those annotated or
         named as host data (`frames: np.ndarray`, `h_x`)."""
@@ -1032,7 +1026,7 @@ class _Scope(ScopeLowering):
         not Python's own functions, host libraries and the methods of host values, nor a function
         of this file whose calls launch nothing, given host values."""
         for n in code_nodes(node):
-            if n.type != "call" or not self.m.names.call_launches(n, self.host) or self.host_copy(n):
+            if n.type != "call" or not self.m.names.call_launches(n, self.node) or self.host_copy(n):
                 continue
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):
@@ -1078,8 +1072,10 @@ class _Scope(ScopeLowering):
         name = self.text(function)
         if name in self.local_defs:
             return [self.local_defs[name]]
-        if self.node.type == "module" or name not in self.bound():
-            return self.m.names.top_defs.get(name, [])
+        defs = self.m.names.top_defs.get(name)
+        # `bound()` last: the first time, it walks the whole scope.
+        if defs and (self.node.type == "module" or name not in self.bound()):
+            return defs
         return []
 
     def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:

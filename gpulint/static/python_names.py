@@ -77,6 +77,7 @@ class Names:
         self._scope: dict[tuple, tuple[frozenset[str], frozenset[str]]] = {}
         self._launches: dict[tuple, bool] = {}
         self._returns_host: dict[tuple, bool] = {}
+        self._parameters: dict[tuple, frozenset[str]] = {}
         # The module's functions by name (those defined at the top level, also under an `if`/`try`).
         self.top_defs: dict[str, list[Node]] = defaultdict(list)
         self.top_classes: list[Node] = []
@@ -300,6 +301,23 @@ class Names:
         self._scope[key] = result
         return result
 
+    def holds_host(self, scope: Node, name: str) -> bool:
+        """Whether `name` only ever holds host values in `scope` (`scope_names`).  A parameter never
+        does (it holds whatever the caller passes): saying so needs no walk of the scope."""
+        return name not in self.parameters(scope) and name in self.scope_names(scope)[1]
+
+    def parameters(self, scope: Node) -> frozenset[str]:
+        """The names a function's parameters bind (none for the module)."""
+        key = _key(scope)
+        cached = self._parameters.get(key)
+        if cached is None:
+            stores: set[str] = set()
+            params = scope.child_by_field_name("parameters") if scope.type == "function_definition" else None
+            for p in params.named_children if params is not None else []:
+                self._parameter(p, set(), stores)
+            cached = self._parameters[key] = frozenset(stores)
+        return cached
+
     def host_deps(self, node: Node | None) -> frozenset[str] | None:
         """None when the expression may give a device value; else the names whose values it is
         made of (it is a host value when they all hold host values)."""
@@ -353,10 +371,10 @@ class Names:
         return False
 
     # ------------------------------------------------------------------ launches
-    def call_launches(self, call: Node, host: Callable[[], frozenset[str]]) -> bool:
-        """Whether a call may launch GPU work, knowing which names hold host values (`host()`, asked
-        only for a method of a name: working them out walks the whole scope); a call of a
-        same-file function says True here (the caller looks into the function)."""
+    def call_launches(self, call: Node, scope: Node) -> bool:
+        """Whether a call in `scope` may launch GPU work, knowing which names hold host values there
+        (`holds_host`, asked only for a method of a name); a call of a same-file function says
+        True here (the caller looks into the function)."""
         function = call.child_by_field_name("function")
         qual = self.qualify(function)
         method = self.text(function.child_by_field_name("attribute")) if function is not None and \
@@ -369,10 +387,10 @@ class Names:
                 root.child_by_field_name("value")
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
-            # `host()` last: the first time, it walks the whole scope.
+            # `holds_host` last: it may walk the whole scope.
             root_qual = self.qualify(root)
             return not (root_qual.startswith(models.HOST_MODULES) or f"{root_qual}.".startswith(models.HOST_MODULES)
-                        or self.text(root) in host())
+                        or self.holds_host(scope, self.text(root)))
         return True
 
     def function_launches(self, fn: Node) -> bool:
@@ -383,13 +401,9 @@ class Names:
         if cached is not None:
             return cached
         self._launches[key] = True  # recursion: assume it does
-
-        def host() -> frozenset[str]:
-            return self.scope_names(fn)[1]
-
         answer = False
         for n in code_nodes(fn.child_by_field_name("body")):
-            if n.type != "call" or not self.call_launches(n, host):
+            if n.type != "call" or not self.call_launches(n, fn):
                 continue
             callee = self.callee(n)
             if callee is None or any(self.function_launches(d) for d in callee):
@@ -420,7 +434,7 @@ class Names:
             if n.type == "return_statement" and n.named_children:
                 deps = self.host_deps(n.named_children[0])
                 # The names of host values, worked out only when a `return` gives a value.
-                if deps is None or not deps <= self.scope_names(fn)[1]:
+                if deps is None or (deps and not deps <= self.scope_names(fn)[1]):
                     return False
         return True
 
