@@ -6,7 +6,7 @@ the models tables only, never on the objects a scope's lowering tracks.
 """
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
@@ -33,7 +33,11 @@ _TARGETS = frozenset({"assignment", "augmented_assignment", "for_statement", "fo
 _HOLDS_STATEMENTS: dict[str, bool] = {}  # `_holds_statements` by node kind, as met
 # In an expression's text, what may bind a name there: `:=`, a comprehension's `for` (not the
 # `for` in `format`, `forward`, `transforms`; a digit may stand right before it: `[1for x in y]`).
-_BINDS_IN_EXPRESSION = re.compile(rb":=|(?<![A-Za-z_])for(?![A-Za-z0-9_])")
+_NAME_START_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_BYTES = _NAME_START_BYTES | frozenset(b"0123456789")
+# Nodes with nothing under them that could bind a name, whatever their text.
+_BINDS_NOTHING = frozenset({"identifier", "comment", "integer", "float", "true", "false", "none", "ellipsis",
+                            "dotted_name"})
 _PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
              "parenthesized_expression", "list_splat_pattern")
 
@@ -82,6 +86,7 @@ class Names:
         self.top_defs: dict[str, list[Node]] = defaultdict(list)
         self.top_classes: list[Node] = []
         self._reach: dict[str, frozenset[str]] = {}
+        self._binder_offsets: list[int] | None = None
         stack = list(root.named_children)
         while stack:
             node = stack.pop()
@@ -226,19 +231,22 @@ class Names:
             body = scope
         # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.  It does
         # not enter an expression whose text has no `:=` and no word `for` (most of them): nothing
-        # in it binds a name.
-        source = self.source
-        binds_in = _BINDS_IN_EXPRESSION.search
+        # in it binds a name.  Where those are in the file is found once, for every scope.
+        binders = self._binder_offsets
+        if binders is None:
+            binders = self._binder_offsets = _binder_offsets(self.source)
         holds_statements = _HOLDS_STATEMENTS
         stack = list(reversed(body.named_children)) if body is not None else []
         while stack:
             n = stack.pop()
             kind = n.type
             if kind not in _BINDERS:
+                if kind in _BINDS_NOTHING:
+                    continue
                 holds = holds_statements.get(kind)
                 if holds is None:
                     holds = holds_statements[kind] = _holds_statements(kind)
-                if holds or n.has_error or binds_in(source, n.start_byte, n.end_byte) is not None:
+                if holds or n.has_error or _any_within(binders, n.start_byte, n.end_byte):
                     stack.extend(reversed(n.named_children))
                 continue
             if kind in ("function_definition", "class_definition"):
@@ -437,6 +445,31 @@ class Names:
                 if deps is None or (deps and not deps <= self.scope_names(fn)[1]):
                     return False
         return True
+
+
+def _binder_offsets(source: bytes) -> list[int]:
+    """Where the file has `:=` and the word `for`, in order: what may bind a name in an expression.
+    Found with `bytes.find` (a regular expression with these two branches tries every byte: 9x
+    slower)."""
+    found = []
+    at = source.find(b":=")
+    while at >= 0:
+        found.append(at)
+        at = source.find(b":=", at + 2)
+    size = len(source)
+    at = source.find(b"for")
+    while at >= 0:
+        if (at == 0 or source[at - 1] not in _NAME_START_BYTES) and (at + 3 >= size or source[at + 3] not in _NAME_BYTES):
+            found.append(at)
+        at = source.find(b"for", at + 3)
+    found.sort()
+    return found
+
+
+def _any_within(offsets: list[int], start: int, end: int) -> bool:
+    """Whether a sorted list holds an offset in [start, end)."""
+    at = bisect_left(offsets, start)
+    return at < len(offsets) and offsets[at] < end
 
 
 def _names_in(node: Node | None) -> list[Node]:
