@@ -26,6 +26,9 @@ from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
 from gpulint.static import unknown
+from gpulint.static.python_grammar import (ALIAS, ALTERNATIVE, ARGUMENTS, ATTRIBUTE, BODY, CONDITION, CONSEQUENCE,
+                                           DEFINITION, FUNCTION, LANGUAGE, LEFT, MODULE_NAME, NAME, OBJECT, OPERATOR,
+                                           PARAMETERS, RIGHT, SUBSCRIPT, TYPE, VALUE)
 from gpulint.static.python_names import Names, code_nodes
 from gpulint.static.scope import Bindings, ScopeLowering
 
@@ -46,11 +49,8 @@ _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _FOREIGN = -1
 
 
-@lru_cache(maxsize=1)
 def _language() -> Language:
-    import tree_sitter_python
-
-    return Language(tree_sitter_python.language())
+    return LANGUAGE
 
 
 @lru_cache(maxsize=1)
@@ -115,13 +115,13 @@ def _survey(root: Node) -> _Survey:
         if not in_scope:
             elsewhere.extend(children)
         elif kind == "function_definition" or kind == "class_definition":
-            body = node.child_by_field_name("body")
+            body = node.child_by_field_id(BODY)
             if kind == "function_definition" and body is not None:
                 functions.append(node)
             for child in children:
                 (scoped if child == body else elsewhere).append(child)
         elif kind == "decorated_definition":
-            definition = node.child_by_field_name("definition")
+            definition = node.child_by_field_id(DEFINITION)
             for child in children:
                 (scoped if child == definition else elsewhere).append(child)
         elif kind in _SCOPE_STATEMENT_HOLDERS:
@@ -281,7 +281,7 @@ class _Module:
         survey = _survey(self.root)
         self.collect_imports(survey.imports)
         scopes: list[tuple[str, Node]] = [("<module>", self.root)]
-        scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
+        scopes.extend((self.text(fn.child_by_field_id(NAME)), fn) for fn in survey.functions)
         lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
         if lowered:  # what only the lowering reads (most files have no scope to lower)
             # Every suite's span, by start: a scope's are those within its body.
@@ -294,7 +294,7 @@ class _Module:
                 self.timelines.append(_Scope.unlowered_timeline(self, name, node))
                 continue
             scope = _Scope(self, name, node)
-            body = node.child_by_field_name("body") if index else node
+            body = node.child_by_field_id(BODY) if index else node
             scope.run(body.named_children if body is not None else [])
             if scope.has_errors:
                 self.skipped.append(name)
@@ -331,7 +331,7 @@ class _Module:
             if node is None or node.type in _NOT_CODE:
                 continue  # `zeros(` in a comment or a string
             call = node.parent
-            if call is None or call.type != "call" or call.child_by_field_name("arguments") != node \
+            if call is None or call.type != "call" or call.child_by_field_id(ARGUMENTS) != node \
                     or self.may_make_objects(call):
                 places.append(at)  # not a call as expected: lowered, to be safe
         self.places = sorted(places)
@@ -360,15 +360,15 @@ class _Module:
         alone.  A factory makes a device array only with a CUDA `device=` (or a template already
         on the device, which another call must have made), `.to(t)` only to a CUDA `t`; an
         allocator, an upload, a flush and a row that passes device arrays through always may."""
-        function = call.child_by_field_name("function")
-        args = call.child_by_field_name("arguments")
+        function = call.child_by_field_id(FUNCTION)
+        args = call.child_by_field_id(ARGUMENTS)
         qual = self.qualify(function)
         last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
         positional: list[Node] = []
         keywords: dict[str, Node | None] = {}
         for a in (args.named_children if args is not None else []):
             if a.type == "keyword_argument":
-                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+                keywords[self.text(a.child_by_field_id(NAME))] = a.child_by_field_id(VALUE)
             elif a.type != "comment":
                 positional.append(a)
         row = models.function(qual, last)
@@ -390,16 +390,16 @@ class _Module:
             if node.type == "import_statement":
                 for child in node.named_children:
                     if child.type == "aliased_import":
-                        self.aliases[self.text(child.child_by_field_name("alias"))] = self.text(child.child_by_field_name("name"))
+                        self.aliases[self.text(child.child_by_field_id(ALIAS))] = self.text(child.child_by_field_id(NAME))
                     elif child.type == "dotted_name":
                         full = self.text(child)
                         self.aliases[full.split(".")[0]] = full.split(".")[0]
             else:
-                module = self.text(node.child_by_field_name("module_name"))
-                for child in node.children_by_field_name("name"):
+                module = self.text(node.child_by_field_id(MODULE_NAME))
+                for child in node.children_by_field_id(NAME):
                     if child.type == "aliased_import":
-                        name = self.text(child.child_by_field_name("name"))
-                        self.aliases[self.text(child.child_by_field_name("alias"))] = f"{module}.{name}"
+                        name = self.text(child.child_by_field_id(NAME))
+                        self.aliases[self.text(child.child_by_field_id(ALIAS))] = f"{module}.{name}"
                     else:
                         name = self.text(child)
                         self.aliases[name] = f"{module}.{name}"
@@ -412,7 +412,7 @@ class _Module:
             assign = node.named_children[0]
             if assign.type != "assignment":
                 continue
-            left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+            left, right = assign.child_by_field_id(LEFT), assign.child_by_field_id(RIGHT)
             if left is not None and left.type == "identifier" and right is not None:
                 value = self.fold(right)
                 if value is not None:
@@ -440,9 +440,9 @@ class _Module:
                 total *= value
             return total
         if kind == "binary_operator":
-            left = self.fold(node.child_by_field_name("left"))
-            right = self.fold(node.child_by_field_name("right"))
-            op = self.text(node.child_by_field_name("operator"))
+            left = self.fold(node.child_by_field_id(LEFT))
+            right = self.fold(node.child_by_field_id(RIGHT))
+            op = self.text(node.child_by_field_id(OPERATOR))
             if left is None or right is None:
                 return None
             try:
@@ -460,7 +460,7 @@ class _Module:
             name = self.text(node)
             return self.aliases.get(name, name)
         if node.type == "attribute":
-            return f"{self.qualify(node.child_by_field_name('object'))}.{self.text(node.child_by_field_name('attribute'))}"
+            return f"{self.qualify(node.child_by_field_id(OBJECT))}.{self.text(node.child_by_field_id(ATTRIBUTE))}"
         return ""
 
 
@@ -500,14 +500,14 @@ class _Scope(ScopeLowering):
     def parameters_maybe_on_device(self) -> set[str]:
         """Parameters that may hold a device array of the caller's: all but those annotated or
         named as host data (`frames: np.ndarray`, `h_x`)."""
-        params = self.node.child_by_field_name("parameters") if self.node.type == "function_definition" else None
+        params = self.node.child_by_field_id(PARAMETERS) if self.node.type == "function_definition" else None
         out: set[str] = set()
         for p in params.named_children if params is not None else []:
-            name = p if p.type == "identifier" else p.child_by_field_name("name") or (
+            name = p if p.type == "identifier" else p.child_by_field_id(NAME) or (
                 p.named_children[0] if p.named_children else None)
             if name is None or name.type != "identifier" or _HOST_NAME.search(self.text(name)):
                 continue
-            annotation = p.child_by_field_name("type")
+            annotation = p.child_by_field_id(TYPE)
             if annotation is not None:
                 words = {self.m.qualify(n) for n in _walk(annotation) if n.type in ("identifier", "attribute")}
                 if any(_HOST_ANNOTATION.search(w) for w in words) and not any(
@@ -518,7 +518,7 @@ class _Scope(ScopeLowering):
 
     def code_root(self) -> Node | None:
         """What the scope's code lies under: a function's body (nested scopes included), the module."""
-        return self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node
+        return self.node.child_by_field_id(BODY) if self.node.type == "function_definition" else self.node
 
     def name_count(self, name: str) -> int:
         """How many times `name` is written under the scope's body (nested scopes included).
@@ -597,12 +597,12 @@ class _Scope(ScopeLowering):
                 if clause.type == "with_clause":
                     self.reads(clause, node)
                     for item in _walk(clause):
-                        if item.type == "call" and self.m.qualify(item.child_by_field_name("function")).rsplit(
+                        if item.type == "call" and self.m.qualify(item.child_by_field_id(FUNCTION)).rsplit(
                                 ".", 1)[-1] in models.DEVICE_SELECTORS:
-                            context |= _identifiers(self, item.child_by_field_name("arguments"))
+                            context |= _identifiers(self, item.child_by_field_id(ARGUMENTS))
             # `with cupy.cuda.Device(gpu_id):` — copies inside go to that device: it is an input.
             self.device_context.append(context)
-            self.block(self.body_of(node.child_by_field_name("body")))
+            self.block(self.body_of(node.child_by_field_id(BODY)))
             self.device_context.pop()
         elif kind == "try_statement":
             for child in node.named_children:
@@ -671,8 +671,8 @@ class _Scope(ScopeLowering):
     def inert_assignment(self, node: Node) -> None:
         """An assignment of an inert statement (`inert`): `assignment`, less everything that reads or
         writes objects, which there are none of.  Each value is `inert_value`'s."""
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(LEFT)
+        right = node.child_by_field_id(RIGHT)
         if right is None or left is None or left.type in ("subscript", "attribute"):
             return  # it binds no name
         targets = _flatten_targets([left])
@@ -704,10 +704,10 @@ class _Scope(ScopeLowering):
     def define(self, node: Node) -> None:
         """`def f(...)`: from here on `f` names a function that reads, whenever it is called (or a
         kernel launched), what its free names hold at that moment."""
-        fn = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        fn = node.child_by_field_id(DEFINITION) if node.type == "decorated_definition" else node
         if fn is None or fn.type != "function_definition":
             return
-        name = self.text(fn.child_by_field_name("name"))
+        name = self.text(fn.child_by_field_id(NAME))
         if self.node.type == "module":
             captures = self.m.names.reach(name)
         else:
@@ -738,10 +738,10 @@ class _Scope(ScopeLowering):
         if node.type == "assignment":
             self.assignment(node)
         elif node.type == "augmented_assignment":
-            target = node.child_by_field_name("left")
-            value = node.child_by_field_name("right")
+            target = node.child_by_field_id(LEFT)
+            value = node.child_by_field_id(RIGHT)
             self.use(self.reads(value, node).uses, node, self.api_of(value) or "expression")
-            self.use(self.reads(target, node).uses, node, f"`{self.text(node.child_by_field_name('operator'))}`",
+            self.use(self.reads(target, node).uses, node, f"`{self.text(node.child_by_field_id(OPERATOR))}`",
                      writes=True)
         elif node.type in ("yield", "await"):
             oids = self.reads(node, node).uses
@@ -752,13 +752,13 @@ class _Scope(ScopeLowering):
             self.use(value.uses, node, value.api or self.api_of(node))
 
     def assignment(self, node: Node) -> None:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(LEFT)
+        right = node.child_by_field_id(RIGHT)
         if right is None or left is None:
             return
         # Full overwrite through a subscript: `x[:] = v`, `x[...] = v`.
         if left.type == "subscript":
-            base = left.child_by_field_name("value")
+            base = left.child_by_field_id(VALUE)
             oids = self.objects_of(self.text(base)) if base is not None and base.type == "identifier" else set()
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
@@ -775,7 +775,7 @@ class _Scope(ScopeLowering):
         if left.type == "attribute":
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
-            obj = left.child_by_field_name("object")
+            obj = left.child_by_field_id(OBJECT)
             new = self.new_object(value, node, self.text(left)) if value.device and value.alias is None and (
                 value.api or value.transfer_from) else set()
             if obj is not None:
@@ -918,14 +918,14 @@ class _Scope(ScopeLowering):
 
     # ------------------------------------------------------------------ control flow
     def if_(self, node: Node) -> None:
-        cond = node.child_by_field_name("condition")
+        cond = node.child_by_field_id(CONDITION)
         self.use(self.reads(cond, node).uses, cond or node, "condition")
-        arms: list[tuple[Node | None, list[Node]]] = [(cond, self.body_of(node.child_by_field_name("consequence")))]
-        for alt in node.children_by_field_name("alternative"):
+        arms: list[tuple[Node | None, list[Node]]] = [(cond, self.body_of(node.child_by_field_id(CONSEQUENCE)))]
+        for alt in node.children_by_field_id(ALTERNATIVE):
             if alt.type == "elif_clause":
-                arms.append((alt.child_by_field_name("condition"), self.body_of(alt.child_by_field_name("consequence"))))
+                arms.append((alt.child_by_field_id(CONDITION), self.body_of(alt.child_by_field_id(CONSEQUENCE))))
             else:
-                arms.append((None, self.body_of(alt.child_by_field_name("body"))))
+                arms.append((None, self.body_of(alt.child_by_field_id(BODY))))
         guard_id = next(self.guard_ids)
         has_else = arms[-1][0] is None and len(arms) > 1
         mark = self.bindings.checkpoint()
@@ -945,13 +945,13 @@ class _Scope(ScopeLowering):
         values, contents, read = self.loop_names(node)
         with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
             self.loop_body(node, loop_id, read)
-        alt = node.child_by_field_name("alternative")
+        alt = node.child_by_field_id(ALTERNATIVE)
         if alt is not None:
-            self.block(self.body_of(alt.child_by_field_name("body")))
+            self.block(self.body_of(alt.child_by_field_id(BODY)))
 
     def loop_body(self, node: Node, loop_id: int, read: set[str]) -> None:
-        body = self.body_of(node.child_by_field_name("body"))
-        cond = node.child_by_field_name("condition") if node.type == "while_statement" else None
+        body = self.body_of(node.child_by_field_id(BODY))
+        cond = node.child_by_field_id(CONDITION) if node.type == "while_statement" else None
         # What the loop rebinds before anything in it may launch work (its own variables,
         # `x = batch.cuda()` at the top of its body) dies before the loop runs anything on the GPU
         # (a loop that runs no iteration launches nothing either).
@@ -966,12 +966,12 @@ class _Scope(ScopeLowering):
         self.event(Op.LAUNCH, "loop", node, launches=1 if launches else 0, detail="loop")
         if node.type == "for_statement":
             # `zip(edges[:-1], edges[1:])` is consumed while the loop runs: a use inside it.
-            right = node.child_by_field_name("right")
+            right = node.child_by_field_id(RIGHT)
             self.use(self.reads(right, node).uses, right or node, "iteration")
         if node.type == "while_statement":
             self.use(self.reads(cond, node).uses, cond or node, "condition")
         else:
-            left = node.child_by_field_name("left")
+            left = node.child_by_field_id(LEFT)
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
         # The loop's names, not every binding: linear overall.
@@ -991,13 +991,13 @@ class _Scope(ScopeLowering):
         """The names an iteration reads before the statement `where` (its condition, what a `for`
         loop iterates, the statements before `where` in its body)."""
         if where is loop:
-            return _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
-        out = _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
-        for stmt in self.body_of(loop.child_by_field_name("body")):
+            return _identifiers(self, loop.child_by_field_id(RIGHT) or loop.child_by_field_id(CONDITION))
+        out = _identifiers(self, loop.child_by_field_id(RIGHT) or loop.child_by_field_id(CONDITION))
+        for stmt in self.body_of(loop.child_by_field_id(BODY)):
             if stmt is where or stmt == where:
                 break
             out |= _identifiers(self, stmt)
-        return out | _identifiers(self, where.named_children[0].child_by_field_name("right")
+        return out | _identifiers(self, where.named_children[0].child_by_field_id(RIGHT)
                                   if where.named_children else None)
 
     def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> list[tuple[str, Node]]:
@@ -1009,15 +1009,15 @@ class _Scope(ScopeLowering):
         reads: set[str] = set(_identifiers(self, cond)) if cond is not None else set()
         out: list[tuple[str, Node]] = []
         if loop.type == "for_statement":
-            reads |= _identifiers(self, loop.child_by_field_name("right"))
-            out += [(self.text(t), loop) for t in _flatten_targets([loop.child_by_field_name("left")])
+            reads |= _identifiers(self, loop.child_by_field_id(RIGHT))
+            out += [(self.text(t), loop) for t in _flatten_targets([loop.child_by_field_id(LEFT)])
                     if t.type == "identifier" and self.text(t) not in reads]
         for stmt in body:
             assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
             if assign is None or assign.type != "assignment" or self.may_launch(stmt):
                 break
-            reads |= _identifiers(self, assign.child_by_field_name("right"))
-            out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_name("left")])
+            reads |= _identifiers(self, assign.child_by_field_id(RIGHT))
+            out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_id(LEFT)])
                     if t.type == "identifier" and self.text(t) not in reads]
         return out
 
@@ -1031,9 +1031,9 @@ class _Scope(ScopeLowering):
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):
                 return True
-            function = n.child_by_field_name("function")
+            function = n.child_by_field_id(FUNCTION)
             if self.captured(self.closures.get(self.text(function), frozenset())) or any(
-                    self.bindings.get(self.text(a)) for a in _walk(n.child_by_field_name("arguments"))
+                    self.bindings.get(self.text(a)) for a in _walk(n.child_by_field_id(ARGUMENTS))
                     if a.type == "identifier"):
                 return True  # it computes on device objects
         return False
@@ -1041,23 +1041,23 @@ class _Scope(ScopeLowering):
     def host_copy(self, call: Node) -> bool:
         """A copy of host data to the device (`batch.cuda()`, `x.to(dev)`, `cuda.to_device(h)`,
         `cp.asarray(h)`): a copy, no kernel."""
-        function = call.child_by_field_name("function")
-        args = call.child_by_field_name("arguments")
+        function = call.child_by_field_id(FUNCTION)
+        args = call.child_by_field_id(ARGUMENTS)
         positional = [a for a in (args.named_children if args is not None else []) if a.type not in (
             "keyword_argument", "comment")]
         row = models.function(self.m.qualify(function), "")
         if row is not None and (row.role is Role.TRANSFER or (row.role is Role.FACTORY and row.source is not None)):
             source = positional[row.source] if row.source is not None and len(positional) > row.source else None
         elif function is not None and function.type == "attribute":
-            member = models.member(self.text(function.child_by_field_name("attribute")))
+            member = models.member(self.text(function.child_by_field_id(ATTRIBUTE)))
             if member is None or member.role is not Role.TRANSFER:
                 return False
-            target = next((a.child_by_field_name("value") for a in (args.named_children if args is not None else [])
-                           if a.type == "keyword_argument" and self.text(a.child_by_field_name("name")) == DEVICE_KEYWORD),
+            target = next((a.child_by_field_id(VALUE) for a in (args.named_children if args is not None else [])
+                           if a.type == "keyword_argument" and self.text(a.child_by_field_id(NAME)) == DEVICE_KEYWORD),
                           positional[0] if positional else None)
             if member.device != ALWAYS and not self.is_cuda_device(target):
                 return False  # `x.to(torch.float16)`: a conversion, on the device if `x` is there
-            source = function.child_by_field_name("object")
+            source = function.child_by_field_id(OBJECT)
         else:
             return False
         root = _root_name(self, source)
@@ -1066,7 +1066,7 @@ class _Scope(ScopeLowering):
     def functions_called(self, call: Node) -> list[Node]:
         """The functions of this file a call by plain name runs: one defined in this scope, else a
         top-level one (unless the scope binds the name to something else)."""
-        function = call.child_by_field_name("function")
+        function = call.child_by_field_id(FUNCTION)
         if function is None or function.type != "identifier":
             return []
         name = self.text(function)
@@ -1113,7 +1113,7 @@ class _Scope(ScopeLowering):
             children = n.named_children
             stack.extend(reversed(children))
             if kind in ("assignment", "augmented_assignment"):
-                left = n.child_by_field_name("left")
+                left = n.child_by_field_id(LEFT)
                 if kind == "assignment":
                     if left is not None and left.type == "identifier":
                         assigned.add(left.start_byte)
@@ -1128,19 +1128,19 @@ class _Scope(ScopeLowering):
                         if root:
                             contents.add(root)
             elif kind == "for_statement":
-                left = n.child_by_field_name("left")
+                left = n.child_by_field_id(LEFT)
                 for target in _flatten_targets([left] if left is not None else []):
                     values.add(self.text(target))
             elif kind == "call":
-                function = n.child_by_field_name("function")
+                function = n.child_by_field_id(FUNCTION)
                 method = None
                 if function is not None and function.type == "attribute":
-                    method = self.text(function.child_by_field_name("attribute"))
+                    method = self.text(function.child_by_field_id(ATTRIBUTE))
                     if not _read_only(models.member(method)):
-                        root = _root_name(self, function.child_by_field_name("object"))
+                        root = _root_name(self, function.child_by_field_id(OBJECT))
                         if root:
                             contents.add(root)
-                args = n.child_by_field_name("arguments")
+                args = n.child_by_field_id(ARGUMENTS)
                 qual = self.m.qualify(function)
                 if args is not None and not _read_only(models.member(method) if method is not None else None) \
                         and not qual.startswith(models.READ_ONLY_MODULES) and not _read_only(models.FUNCTIONS.get(qual)):
@@ -1149,7 +1149,7 @@ class _Scope(ScopeLowering):
                         if root:
                             contents.add(root)
             elif kind == "named_expression":
-                values.add(self.text(n.child_by_field_name("name")))
+                values.add(self.text(n.child_by_field_id(NAME)))
         self._loop_names[key] = (values, contents, read)
         return values, contents, read
 
@@ -1165,7 +1165,7 @@ class _Scope(ScopeLowering):
             return ""
         for n in _walk(node):
             if n.type == "call":
-                return self.m.qualify(n.child_by_field_name("function")) or self.text(n.child_by_field_name("function"))
+                return self.m.qualify(n.child_by_field_id(FUNCTION)) or self.text(n.child_by_field_id(FUNCTION))
         return ""
 
     def objects_of(self, name: str) -> set[int]:
@@ -1207,17 +1207,17 @@ class _Scope(ScopeLowering):
                 return _Value(uses=set(), device=True, api=value.api)
             return value
         if kind == "attribute":
-            obj = self.evaluate(node.child_by_field_name("object"))
-            attr = self.text(node.child_by_field_name("attribute"))
+            obj = self.evaluate(node.child_by_field_id(OBJECT))
+            attr = self.text(node.child_by_field_id(ATTRIBUTE))
             row = models.member(attr)
             if row is not None and row.role in (Role.HOST_RESULT, Role.VIEW):
                 return _Value(uses=obj.uses, device=obj.device and row.role is Role.VIEW, api=attr)
             return _Value(uses=obj.uses, device=False)
         if kind == "subscript":
-            base = node.child_by_field_name("value")
+            base = node.child_by_field_id(VALUE)
             inner = self.evaluate(base) if base is not None else _Value()
             extra: set[int] = set()
-            for sub in node.children_by_field_name("subscript"):
+            for sub in node.children_by_field_id(SUBSCRIPT):
                 extra |= self.evaluate(sub).uses
             size = None
             if inner.uses and base is not None and base.type == "identifier":
@@ -1273,7 +1273,7 @@ class _Scope(ScopeLowering):
 
     def slice_extent(self, subscript: Node) -> Size | str | None:
         """`x[:n]` -> Size of `n`; `x[:]`/`x[...]` -> "full"; anything else -> None."""
-        subs = subscript.children_by_field_name("subscript")
+        subs = subscript.children_by_field_id(SUBSCRIPT)
         if len(subs) != 1:
             return None
         sub = subs[0]
@@ -1319,22 +1319,22 @@ class _Scope(ScopeLowering):
         """Evaluate a call's receiver and arguments (their reads) and its `out=` write; without
         `parts`, each of them is an empty value (see `_Scope.inert`)."""
         evaluate = self.evaluate if parts else _nothing
-        function = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
+        function = node.child_by_field_id(FUNCTION)
+        args = node.child_by_field_id(ARGUMENTS)
         qual = self.m.qualify(function)
         last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
         positional: list[Node] = []
         keywords: dict[str, Node] = {}
         for a in (args.named_children if args is not None else []):
             if a.type == "keyword_argument":
-                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+                keywords[self.text(a.child_by_field_id(NAME))] = a.child_by_field_id(VALUE)
             elif a.type != "comment":
                 positional.append(a)
         uses: set[int] = set()
         receiver: _Value | None = None
         recv_node: Node | None = None
         if function is not None and function.type == "attribute":
-            recv_node = function.child_by_field_name("object")
+            recv_node = function.child_by_field_id(OBJECT)
             receiver = evaluate(recv_node)
         elif function is not None and function.type in ("identifier", "subscript"):
             # Calling a module moved to the device, a function of the scope (what it reads), a
@@ -1491,7 +1491,7 @@ class _Scope(ScopeLowering):
         if to_device and not c.receiver.device:
             staged = None
             if c.recv_node is not None and c.recv_node.type == "call":
-                inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
+                inner_qual = self.m.qualify(c.recv_node.child_by_field_id(FUNCTION))
                 if _torch_factory(inner_qual):
                     staged = inner_qual
             elif c.recv_name in self.host_factories and self.name_count(c.recv_name) <= 2:
@@ -1540,7 +1540,7 @@ class _Scope(ScopeLowering):
         """A callable no table knows (a module, a function of the program, a closure) given a device
         object: what it computes from it is on the device (DESIGN §4), unless it is a function of
         this file whose every `return` gives a host value."""
-        function = c.node.child_by_field_name("function")
+        function = c.node.child_by_field_id(FUNCTION)
         if function is None or function.type not in ("identifier", "attribute") or not any(
                 v.device for v in c.arg_values):
             return False
@@ -1578,8 +1578,8 @@ def _is_cuda_device(text: Callable[[Node | None], str], node: Node | None) -> bo
     if node.type == "string":
         return "cuda" in text(node)
     if node.type == "call":
-        args = node.child_by_field_name("arguments")
-        return "device" in text(node.child_by_field_name("function")) and args is not None and any(
+        args = node.child_by_field_id(ARGUMENTS)
+        return "device" in text(node.child_by_field_id(FUNCTION)) and args is not None and any(
             _is_cuda_device(text, a) for a in args.named_children)
     if node.type in ("identifier", "attribute"):
         return bool(_DEVICE_NAME.search(text(node)))
@@ -1606,7 +1606,7 @@ def _text_of(source: bytes, ascii: bool) -> Callable[[Node | None], str]:
 def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
     """Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
     go is span arithmetic."""
-    within = scope.child_by_field_name("body") if scope.type == "function_definition" else scope
+    within = scope.child_by_field_id(BODY) if scope.type == "function_definition" else scope
     if within is not None:
         first = bisect_left(blocks, (within.start_byte, -1))
         last = bisect_right(blocks, (within.end_byte, within.end_byte))
@@ -1615,7 +1615,7 @@ def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) 
 
 def _callee(node: Node) -> Node | None:
     """What a decorator calls or names: `cuda.jit` of `@cuda.jit(device=True)`."""
-    return node.child_by_field_name("function") if node.type == "call" else node
+    return node.child_by_field_id(FUNCTION) if node.type == "call" else node
 
 
 def _walk(node: Node | None):
@@ -1660,12 +1660,12 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
     parent = node.parent
     if parent is None or parent.type != "argument_list" or parent.parent is None:
         return False
-    function = parent.parent.child_by_field_name("function")
+    function = parent.parent.child_by_field_id(FUNCTION)
     return function is not None and function.type == "attribute" and scope.text(
-        function.child_by_field_name("attribute")) in models.CONTAINER_STORES
+        function.child_by_field_id(ATTRIBUTE)) in models.CONTAINER_STORES
 
 
 def _root_name(scope: _Scope, node: Node | None) -> str | None:
     while node is not None and node.type in ("attribute", "subscript", "call"):
-        node = node.child_by_field_name("object") or node.child_by_field_name("value") or node.child_by_field_name("function")
+        node = node.child_by_field_id(OBJECT) or node.child_by_field_id(VALUE) or node.child_by_field_id(FUNCTION)
     return scope.text(node) if node is not None and node.type == "identifier" else None

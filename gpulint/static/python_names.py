@@ -14,6 +14,8 @@ from tree_sitter import Node
 
 from gpulint import models
 from gpulint.models.api import Role
+from gpulint.static.python_grammar import (ALIAS, ARGUMENTS, ATTRIBUTE, BODY, DEFINITION, FUNCTION, LEFT, NAME, OBJECT,
+                                           PARAMETERS, RIGHT, SUPERCLASSES, VALUE)
 
 # Nodes that open a scope of their own: their bodies are not the enclosing scope's code.
 SCOPE_NODES = ("function_definition", "class_definition", "lambda")
@@ -91,9 +93,9 @@ class Names:
         while stack:
             node = stack.pop()
             if node.type == "decorated_definition":
-                node = node.child_by_field_name("definition") or node
+                node = node.child_by_field_id(DEFINITION) or node
             if node.type == "function_definition":
-                self.top_defs[self.text(node.child_by_field_name("name"))].append(node)
+                self.top_defs[self.text(node.child_by_field_id(NAME))].append(node)
             elif node.type == "class_definition":
                 self.top_classes.append(node)
             elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
@@ -133,12 +135,12 @@ class Names:
         reads: set[str] = set()
         stores: set[str] = set()
         declared: set[str] = set()
-        params = fn.child_by_field_name("parameters")
+        params = fn.child_by_field_id(PARAMETERS)
         for p in params.named_children if params is not None else []:
             self._parameter(p, reads, stores)
         if fn.type == "class_definition":
-            self._reads(fn.child_by_field_name("superclasses"), reads, stores, declared)
-        self._reads(fn.child_by_field_name("body"), reads, stores, declared)
+            self._reads(fn.child_by_field_id(SUPERCLASSES), reads, stores, declared)
+        self._reads(fn.child_by_field_id(BODY), reads, stores, declared)
         free = frozenset(reads - (stores - declared))
         self._free[key] = free
         return free
@@ -147,14 +149,14 @@ class Names:
         if p.type == "identifier":
             stores.add(self.text(p))
             return
-        name = p.child_by_field_name("name")
+        name = p.child_by_field_id(NAME)
         if name is None and p.named_children and p.named_children[0].type in ("identifier", "list_splat_pattern",
                                                                               "dictionary_splat_pattern"):
             name = p.named_children[0]
         for n in code_nodes(name):
             if n.type == "identifier":
                 stores.add(self.text(n))
-        value = p.child_by_field_name("value")  # a default: read where the function is defined
+        value = p.child_by_field_id(VALUE)  # a default: read where the function is defined
         if value is not None:
             self._reads(value, reads, stores, set())
 
@@ -168,14 +170,14 @@ class Names:
             if kind == "identifier":
                 reads.add(self.text(n))
             elif kind in ("function_definition", "class_definition"):
-                stores.add(self.text(n.child_by_field_name("name")))
+                stores.add(self.text(n.child_by_field_id(NAME)))
                 reads |= self.free_names(n)
             elif kind == "lambda":
                 reads |= self.free_names(n)
             elif kind == "attribute":
-                stack.append(n.child_by_field_name("object"))
+                stack.append(n.child_by_field_id(OBJECT))
             elif kind == "keyword_argument":
-                value = n.child_by_field_name("value")
+                value = n.child_by_field_id(VALUE)
                 if value is not None:
                     stack.append(value)
             elif kind in ("global_statement", "nonlocal_statement"):
@@ -190,9 +192,9 @@ class Names:
 
     def _imported(self, node: Node) -> set[str]:
         names = set()
-        for child in node.children_by_field_name("name"):
+        for child in node.children_by_field_id(NAME):
             if child.type == "aliased_import":
-                names.add(self.text(child.child_by_field_name("alias")))
+                names.add(self.text(child.child_by_field_id(ALIAS)))
             else:
                 names.add(self.text(child).split(".")[0])
         return names
@@ -201,11 +203,11 @@ class Names:
         """The plain names a binding construct binds (`a, b = ...`, `for i in`, `as f`, `del x`)."""
         kind = node.type
         if kind in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
-            return _names_in(node.child_by_field_name("left"))
+            return _names_in(node.child_by_field_id(LEFT))
         if kind == "as_pattern_target":
             return _names_in(node.named_children[0] if node.named_children else None)
         if kind == "named_expression":
-            name = node.child_by_field_name("name")
+            name = node.child_by_field_id(NAME)
             return [name] if name is not None else []
         if kind == "delete_statement":
             return [c for c in node.named_children if c.type == "identifier"]
@@ -220,13 +222,13 @@ class Names:
             return cached
         bindings: dict[str, list[frozenset[str] | None]] = defaultdict(list)
         if scope.type == "function_definition":
-            params = scope.child_by_field_name("parameters")
+            params = scope.child_by_field_id(PARAMETERS)
             for p in params.named_children if params is not None else []:
                 stores: set[str] = set()
                 self._parameter(p, set(), stores)
                 for name in stores:
                     bindings[name].append(None)  # whatever the caller passes
-            body: Node | None = scope.child_by_field_name("body")
+            body: Node | None = scope.child_by_field_id(BODY)
         else:
             body = scope
         # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.  It does
@@ -250,11 +252,11 @@ class Names:
                     stack.extend(reversed(n.named_children))
                 continue
             if kind in ("function_definition", "class_definition"):
-                bindings[self.text(n.child_by_field_name("name"))].append(None)
+                bindings[self.text(n.child_by_field_id(NAME))].append(None)
                 continue  # a definition's body is a scope of its own
             stack.extend(reversed(n.named_children))
             if kind in ("assignment", "augmented_assignment"):
-                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                left, right = n.child_by_field_id(LEFT), n.child_by_field_id(RIGHT)
                 targets = _names_in(left)
                 values = right.named_children if right is not None and left is not None and left.type in (
                     "pattern_list", "tuple_pattern") and right.type in ("expression_list", "tuple") and len(
@@ -266,8 +268,8 @@ class Names:
                         deps = deps | {self.text(target)}
                     bindings[self.text(target)].append(deps)
             elif kind in ("for_statement", "for_in_clause"):
-                deps = self.host_deps(n.child_by_field_name("right"))
-                for target in _names_in(n.child_by_field_name("left")):
+                deps = self.host_deps(n.child_by_field_id(RIGHT))
+                for target in _names_in(n.child_by_field_id(LEFT)):
                     bindings[self.text(target)].append(deps)
             elif kind == "with_item":
                 pattern = n.named_children[0] if n.named_children else None
@@ -277,9 +279,9 @@ class Names:
                                             if pattern.named_children[1].named_children else None):
                         bindings[self.text(target)].append(deps)
             elif kind == "named_expression":
-                name = n.child_by_field_name("name")
+                name = n.child_by_field_id(NAME)
                 if name is not None:
-                    bindings[self.text(name)].append(self.host_deps(n.child_by_field_name("value")))
+                    bindings[self.text(name)].append(self.host_deps(n.child_by_field_id(VALUE)))
             elif kind in ("import_statement", "import_from_statement", "global_statement", "nonlocal_statement",
                           "delete_statement"):
                 names = self._imported(n) if kind.startswith("import") else {
@@ -320,7 +322,7 @@ class Names:
         cached = self._parameters.get(key)
         if cached is None:
             stores: set[str] = set()
-            params = scope.child_by_field_name("parameters") if scope.type == "function_definition" else None
+            params = scope.child_by_field_id(PARAMETERS) if scope.type == "function_definition" else None
             for p in params.named_children if params is not None else []:
                 self._parameter(p, set(), stores)
             cached = self._parameters[key] = frozenset(stores)
@@ -341,9 +343,9 @@ class Names:
             if kind == "identifier":
                 deps.add(self.text(n))
             elif kind == "attribute":
-                row = models.member(self.text(n.child_by_field_name("attribute")))
+                row = models.member(self.text(n.child_by_field_id(ATTRIBUTE)))
                 if not (self.qualify(n).startswith(models.HOST_MODULES) or (row is not None and row.role is Role.HOST_RESULT)):
-                    stack.append(n.child_by_field_name("object"))  # `x.shape`, `np.float32` are host values
+                    stack.append(n.child_by_field_id(OBJECT))  # `x.shape`, `np.float32` are host values
             elif kind == "call":
                 part = self._call_part(n)
                 if part is False:
@@ -359,7 +361,7 @@ class Names:
     def _call_part(self, node: Node) -> Node | None | bool:
         """For a call's host-ness: None when its value is a host value whatever it is given, the
         part whose host-ness it has, or False when it may be a device value."""
-        function = node.child_by_field_name("function")
+        function = node.child_by_field_id(FUNCTION)
         if self.qualify(function).startswith(models.HOST_MODULES):
             return None  # `np.load(p)`, `os.path.join(d, f)`, `Image.open(p)`
         if function is not None and function.type == "identifier":
@@ -367,15 +369,15 @@ class Names:
             if row is not None and row.role is Role.HOST_RESULT:
                 return None  # `len(x)`, `str(x)`, `open(p)`
             if row is not None and not row.launches:  # `sorted(names)`, `enumerate(lines)`
-                return node.child_by_field_name("arguments") or False
+                return node.child_by_field_id(ARGUMENTS) or False
             return False
         if function is not None and function.type == "attribute":
-            row = models.member(self.text(function.child_by_field_name("attribute")))
+            row = models.member(self.text(function.child_by_field_id(ATTRIBUTE)))
             if row is not None and row.role is Role.HOST_RESULT:
                 return None  # `x.item()`, `x.tolist()`, `x.cpu()`
             if row is not None and row.role in (Role.TRANSFER, Role.FACTORY):
                 return False  # `x.cuda()`, `x.new_zeros(n)`: on the device, wherever `x` is
-            return function.child_by_field_name("object") or False  # a method of a host value
+            return function.child_by_field_id(OBJECT) or False  # a method of a host value
         return False
 
     # ------------------------------------------------------------------ launches
@@ -383,16 +385,16 @@ class Names:
         """Whether a call in `scope` may launch GPU work, knowing which names hold host values there
         (`holds_host`, asked only for a method of a name); a call of a same-file function says
         True here (the caller looks into the function)."""
-        function = call.child_by_field_name("function")
+        function = call.child_by_field_id(FUNCTION)
         qual = self.qualify(function)
-        method = self.text(function.child_by_field_name("attribute")) if function is not None and \
+        method = self.text(function.child_by_field_id(ATTRIBUTE)) if function is not None and \
             function.type == "attribute" else ""
         if models.launches_nothing(qual, method):
             return False
         root = function
         while root is not None and root.type in ("attribute", "call", "subscript"):
-            root = root.child_by_field_name("object") or root.child_by_field_name("function") or \
-                root.child_by_field_name("value")
+            root = root.child_by_field_id(OBJECT) or root.child_by_field_id(FUNCTION) or \
+                root.child_by_field_id(VALUE)
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
             # `holds_host` last: it may walk the whole scope.
@@ -410,7 +412,7 @@ class Names:
             return cached
         self._launches[key] = True  # recursion: assume it does
         answer = False
-        for n in code_nodes(fn.child_by_field_name("body")):
+        for n in code_nodes(fn.child_by_field_id(BODY)):
             if n.type != "call" or not self.call_launches(n, fn):
                 continue
             callee = self.callee(n)
@@ -422,7 +424,7 @@ class Names:
 
     def callee(self, call: Node) -> list[Node] | None:
         """The top-level functions of this file a call by plain name may run."""
-        function = call.child_by_field_name("function")
+        function = call.child_by_field_id(FUNCTION)
         if function is None or function.type != "identifier":
             return None
         return self.top_defs.get(self.text(function)) or None
@@ -436,7 +438,7 @@ class Names:
         return cached
 
     def _every_return_host(self, fn: Node) -> bool:
-        for n in code_nodes(fn.child_by_field_name("body")):
+        for n in code_nodes(fn.child_by_field_id(BODY)):
             if n.type in ("yield", "await"):
                 return False
             if n.type == "return_statement" and n.named_children:
