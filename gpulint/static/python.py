@@ -260,6 +260,7 @@ class _Module:
         self.text = _text_of(source, self.ascii)
         self.root = root
         self.aliases: dict[str, str] = {}
+        self.qualified: dict[int, str] = {}  # `qualify`'s answers, by node id (the imports are read first)
         self.constants: dict[str, int] = {}
         self.ids = itertools.count()
         self.unknown: Counter = Counter()  # statement kinds with no lowering, for -v
@@ -453,9 +454,16 @@ class _Module:
         return None
 
     def qualify(self, node: Node | None) -> str:
-        """`T.zeros` -> `torch.zeros`; `zeros` (from torch import zeros) -> `torch.zeros`."""
+        """`T.zeros` -> `torch.zeros`; `zeros` (from torch import zeros) -> `torch.zeros`.  Kept
+        per node: the screen, the names' facts and the lowering ask of the same callees."""
         if node is None:
             return ""
+        known = self.qualified.get(node.id)
+        if known is None:
+            known = self.qualified[node.id] = self._qualify(node)
+        return known
+
+    def _qualify(self, node: Node) -> str:
         if node.type == "identifier":
             name = self.text(node)
             return self.aliases.get(name, name)
