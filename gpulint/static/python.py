@@ -963,14 +963,16 @@ class _Scope(ScopeLowering):
         # What the loop rebinds before anything in it may launch work (its own variables,
         # `x = batch.cuda()` at the top of its body) dies before the loop runs anything on the GPU
         # (a loop that runs no iteration launches nothing either).
-        first = self.rebound_first(node, body, cond)
+        first, quiet = self.rebound_first(node, body, cond)
         for name, where in first:
             held = self.objects_of(name)
             if held and not any(held & self.objects_of(n) for n in self.names_before(node, where)):
                 self.unbind(name, where)
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
-        # calls nothing that could launch one).
-        launches = any(self.may_launch(part) for part in ([cond] if cond is not None else []) + body)
+        # calls nothing that could launch one).  The first `quiet` parts were found to launch
+        # nothing above, and unbinding names takes no reason to launch away from none.
+        parts = ([cond] if cond is not None else []) + body
+        launches = any(self.may_launch(part) for part in parts[quiet:])
         self.event(Op.LAUNCH, "loop", node, launches=1 if launches else 0, detail="loop")
         if node.type == "for_statement":
             # `zip(edges[:-1], edges[1:])` is consumed while the loop runs: a use inside it.
@@ -1008,12 +1010,14 @@ class _Scope(ScopeLowering):
         return out | _identifiers(self, where.named_children[0].child_by_field_id(RIGHT)
                                   if where.named_children else None)
 
-    def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> list[tuple[str, Node]]:
+    def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> tuple[list[tuple[str, Node]], int]:
         """The names each iteration rebinds before it reads them and before anything in it may
         launch work (a `for` loop's variables, then the plain assignments at the top of its body,
-        up to the first statement that may launch work), with where."""
+        up to the first statement that may launch work), with where; and how many of the loop's
+        parts (its condition, then its statements) were found to launch nothing on the way."""
         if cond is not None and self.may_launch(cond):
-            return []
+            return [], 0
+        quiet = 1 if cond is not None else 0
         reads: set[str] = set(_identifiers(self, cond)) if cond is not None else set()
         out: list[tuple[str, Node]] = []
         if loop.type == "for_statement":
@@ -1024,10 +1028,11 @@ class _Scope(ScopeLowering):
             assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
             if assign is None or assign.type != "assignment" or self.may_launch(stmt):
                 break
+            quiet += 1
             reads |= _identifiers(self, assign.child_by_field_id(RIGHT))
             out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_id(LEFT)])
                     if t.type == "identifier" and self.text(t) not in reads]
-        return out
+        return out, quiet
 
     def may_launch(self, node: Node) -> bool:
         """Whether a statement (or a loop's condition) calls anything that may launch GPU work:
