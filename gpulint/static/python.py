@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
@@ -197,27 +197,43 @@ class _Bindings(Bindings):
         return oid in self.holders
 
 
-@dataclass
 class _Value:
-    """What evaluating an expression gave: objects it reads, and whether it is a new device object."""
+    """What evaluating an expression gave: objects it reads, and whether it is a new device object.
+    A plain class with slots, not a dataclass: a dataclass's generated methods are compiled when
+    the module is imported (1 ms of every run's start-up for this class and `_Call`)."""
 
-    uses: set[int] = field(default_factory=set)
-    device: bool = False  # the value is (or lives on) the device
-    kind: Kind = Kind.TENSOR
-    api: str = ""
-    size: Size | None = None
-    initialising: bool = False
-    transfer_from: set[str] | None = None  # names a host->device transfer copies from
-    staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
-    cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
-    # The value IS these objects (`y = x`, `cp.asarray(d)` of a device `d`): binding it to a name
-    # makes another name of them, not a new object.
-    alias: set[int] | None = None
-    # A function or lambda: the names it reads from the scope when called (a use of what they hold).
-    captures: frozenset[str] | None = None
-    # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
-    choice: dict[int, Guard] | None = None
-    opaque: bool = False  # computed by a callable no table knows (`vgg(x)`)
+    __slots__ = ("uses", "device", "kind", "api", "size", "initialising", "transfer_from", "staged_factory",
+                 "cuda_pointer", "alias", "captures", "choice", "opaque")
+
+    def __init__(self, uses: set[int] | None = None, device: bool = False, kind: Kind = Kind.TENSOR, api: str = "",
+                 size: Size | None = None, initialising: bool = False, transfer_from: set[str] | None = None,
+                 staged_factory: str | None = None, cuda_pointer: bool = False, alias: set[int] | None = None,
+                 captures: frozenset[str] | None = None, choice: dict[int, Guard] | None = None,
+                 opaque: bool = False) -> None:
+        self.uses: set[int] = set() if uses is None else uses
+        self.device = device  # the value is (or lives on) the device
+        self.kind = kind
+        self.api = api
+        self.size = size
+        self.initialising = initialising
+        self.transfer_from = transfer_from  # names a host->device transfer copies from
+        self.staged_factory = staged_factory  # `torch.randn(...).cuda()`: the host factory
+        self.cuda_pointer = cuda_pointer  # cuda-python `err, ptr = cudaMalloc(n)`
+        # The value IS these objects (`y = x`, `cp.asarray(d)` of a device `d`): binding it to a name
+        # makes another name of them, not a new object.
+        self.alias = alias
+        # A function or lambda: the names it reads from the scope when called (a use of what they hold).
+        self.captures = captures
+        # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
+        self.choice = choice
+        self.opaque = opaque  # computed by a callable no table knows (`vgg(x)`)
+
+    def but(self, **changes) -> "_Value":
+        """A copy with `changes` (what `dataclasses.replace` does: the other fields are shared)."""
+        copy = _Value.__new__(_Value)
+        for name in _Value.__slots__:
+            setattr(copy, name, changes[name] if name in changes else getattr(self, name))
+        return copy
 
 
 def _in_units(value: _Value) -> Size | None:
@@ -227,20 +243,25 @@ def _in_units(value: _Value) -> Size | None:
     return replace(value.size, unit=SizeUnit.ELEMENTS)
 
 
-@dataclass
 class _Call:
     """A call being lowered, its receiver and arguments evaluated: what every role's handler reads."""
 
-    node: Node
-    qual: str  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
-    last: str  # its last name: the method of a method call
-    positional: list[Node]
-    keywords: dict[str, Node]
-    uses: set[int]  # what the arguments (and a called module) read
-    arg_values: list[_Value]
-    receiver: _Value | None  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
-    recv_node: Node | None
-    recv_name: str  # the receiver when it is a plain name
+    __slots__ = ("node", "qual", "last", "positional", "keywords", "uses", "arg_values", "receiver", "recv_node",
+                 "recv_name")
+
+    def __init__(self, node: Node, qual: str, last: str, positional: list[Node], keywords: dict[str, Node],
+                 uses: set[int], arg_values: list[_Value], receiver: _Value | None, recv_node: Node | None,
+                 recv_name: str) -> None:
+        self.node = node
+        self.qual = qual  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
+        self.last = last  # its last name: the method of a method call
+        self.positional = positional
+        self.keywords = keywords
+        self.uses = uses  # what the arguments (and a called module) read
+        self.arg_values = arg_values
+        self.receiver = receiver  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
+        self.recv_node = recv_node
+        self.recv_name = recv_name  # the receiver when it is a plain name
 
 
 def _torch_factory(qual: str) -> bool:
@@ -820,7 +841,7 @@ class _Scope(ScopeLowering):
                 self.escape(value.uses, stmt, "stored")
             return
         if name == "_" and value.alias is None:
-            value = replace(value, device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
+            value = value.but(device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
