@@ -182,6 +182,9 @@ class _Bindings(Bindings):
     def __init__(self) -> None:
         super().__init__()
         self.holders: dict[int, int] = {}
+        # `Bindings.get` is the dict's own: the lowering asks it for most names it meets, and a
+        # method calling `dict.get` cost twice the look-up (the dict is never replaced).
+        self.get = self._values.get  # type: ignore[method-assign,assignment]
 
     def _changed(self, name: str, old: set[int] | None, new: set[int] | None) -> None:
         for oid in old or ():
