@@ -285,6 +285,7 @@ class _Module:
         self.root = root
         self.aliases: dict[str, str] = {}
         self.qualified: dict[int, str] = {}  # `qualify`'s answers, by node id (the imports are read first)
+        self.locations: dict[int, Location] = {}  # `location`'s answers, by node id
         self.constants: dict[str, int] = {}
         self.ids = itertools.count()
         self.unknown: Counter = Counter()  # statement kinds with no lowering, for -v
@@ -296,6 +297,13 @@ class _Module:
         self.places: list[int] = []
 
     def location(self, node: Node) -> Location:
+        """Where a node is (kept per node: a statement's events share it; a `Location` is frozen)."""
+        known = self.locations.get(node.id)
+        if known is None:
+            known = self.locations[node.id] = self._location(node)
+        return known
+
+    def _location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
         if self.ascii:  # byte columns are character columns
             return Location(self.path, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
