@@ -1156,7 +1156,7 @@ class _Scope(ScopeLowering):
                 read |= inner[2]
                 continue
             children = n.named_children
-            stack.extend(reversed(children))
+            stack.extend(children)  # in any order: an assignment is met before what it holds
             if kind in ("assignment", "augmented_assignment"):
                 left = n.child_by_field_id(LEFT)
                 if kind == "assignment":

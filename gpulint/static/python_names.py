@@ -238,7 +238,8 @@ class Names:
         if binders is None:
             binders = self._binder_offsets = _binder_offsets(self.source)
         holds_statements = _HOLDS_STATEMENTS
-        stack = list(reversed(body.named_children)) if body is not None else []
+        # In any order: each name's bindings are a set of facts, and host-ness a fixed point.
+        stack = list(body.named_children) if body is not None else []
         while stack:
             n = stack.pop()
             kind = n.type
@@ -249,12 +250,12 @@ class Names:
                 if holds is None:
                     holds = holds_statements[kind] = _holds_statements(kind)
                 if holds or n.has_error or _any_within(binders, n.start_byte, n.end_byte):
-                    stack.extend(reversed(n.named_children))
+                    stack.extend(n.named_children)
                 continue
             if kind in ("function_definition", "class_definition"):
                 bindings[self.text(n.child_by_field_id(NAME))].append(None)
                 continue  # a definition's body is a scope of its own
-            stack.extend(reversed(n.named_children))
+            stack.extend(n.named_children)
             if kind in ("assignment", "augmented_assignment"):
                 left, right = n.child_by_field_id(LEFT), n.child_by_field_id(RIGHT)
                 targets = _names_in(left)
