@@ -369,6 +369,8 @@ class _Module:
                 places.append(at)  # not a call as expected: lowered, to be safe
         self.places = sorted(places)
         lowered = {0} if nodes[0].has_error else set()
+        if not places:  # only the scopes with syntax errors: no call to place in its function
+            return lowered | {i for i, n in enumerate(nodes) if i and n.has_error}
         spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
         starts = [start for start, _, _ in spans]
         parents: list[int] = []  # into `spans`: the innermost function around each, -1 for none
