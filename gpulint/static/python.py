@@ -1672,7 +1672,7 @@ def _walk(node: Node | None):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.named_children))
+        stack.extend(current.named_children[::-1])
 
 
 def _nothing(node: Node | None, bound: bool = False) -> _Value:

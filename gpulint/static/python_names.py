@@ -63,7 +63,7 @@ def code_nodes(node: Node | None) -> Iterator[Node]:
         yield current
         if current is not node and current.type in ("function_definition", "class_definition"):
             continue
-        stack.extend(reversed(current.named_children))
+        stack.extend(current.named_children[::-1])
 
 
 def _key(node: Node) -> tuple[int, int, str]:
