@@ -738,10 +738,24 @@ class _Scope(ScopeLowering):
                 return _Value()
             node = inner[0]
         if node.type == "call":
-            return self.call(node, parts=False)
+            return self.inert_call(node)
         if node.type == "lambda":
             return self.evaluate(node)
         return _Value()
+
+    def inert_call(self, node: Node) -> _Value:
+        """`call(node, parts=False)`.  Where no table has a row for the callee (neither a function's
+        nor, for a method, a member's), that is a host value named after the callee, whatever its
+        arguments: `plain_function`'s (or `method`'s) last answer, every earlier test needing a
+        row or a device part.  Most calls of inert assignments (`parser = argparse.ArgumentParser()`,
+        `path = os.path.join(d, f)`) need no look at their arguments then."""
+        function = node.child_by_field_id(FUNCTION)
+        qual = self.m.qualify(function)
+        last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
+        if models.function(qual, last) is None and (
+                function is None or function.type != "attribute" or models.member(last) is None):
+            return _Value(api=qual)
+        return self.call(node, parts=False)
 
     def define(self, node: Node) -> None:
         """`def f(...)`: from here on `f` names a function that reads, whenever it is called (or a
