@@ -17,7 +17,10 @@ frontend, rules, the rest); after the tables, the CLI's start-up (`gpulint check
 file, next to `python -c pass`), which every CLI row includes.
 
 CPU time is user+sys of the tool's process and its children (`getrusage`), so it is per core
-whatever a tool does with threads; wall time is printed next to it. The corpora:
+whatever a tool does with threads; wall time is printed next to it. With `--instructions`, the
+instructions the CLI's process executes on each corpus are counted too (valgrind's callgrind, the
+hash seed fixed): the same figure run after run, to compare two versions on a busy machine. The
+corpora:
 
 * `generated`: Python GPU programs this script writes (PyTorch training and evaluation scripts,
   `nn.Module` libraries, data pipelines, CuPy, Numba and cuda-python code, some with deliberate
@@ -36,6 +39,7 @@ never an error: this is a benchmark, not a test, and it always exits 0.
     python benchmarks/python_speed.py                          # every corpus found
     python benchmarks/python_speed.py --corpus examples --examples ~/src/examples --repeat 5
     python benchmarks/python_speed.py --corpus generated --files 400 --out /tmp/pycorpus
+    python benchmarks/python_speed.py --corpus examples --repeat 9 --instructions
 """
 from __future__ import annotations
 
@@ -1472,6 +1476,28 @@ def time_startup(repeat: int) -> tuple[float | None, float | None]:
     return check.cpu, bare.cpu
 
 
+def count_instructions(corpus: Corpus) -> tuple[int | None, str]:
+    """Instructions the CLI's whole process executes on the corpus (`gpulint check` as timed above),
+    counted by valgrind's callgrind: the same figure run after run (the hash seed fixed), so two
+    versions compare on a shared, busy machine where CPU seconds move by a few percent between
+    runs.  (None, why) without valgrind.  About 50x slower than the run itself."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None, "valgrind not installed"
+    env = gpulint_env()
+    env["PYTHONHASHSEED"] = "0"
+    # The interpreter itself, not a version manager's shim (a shell script valgrind would count).
+    python = os.path.realpath(sys.executable)
+    with tempfile.TemporaryDirectory(prefix="gpulint-pyinstr-") as tmp:
+        cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={Path(tmp) / 'callgrind.out'}", python, "-m",
+               "gpulint", "check", "--select", "ALL", "--min-bytes", "0", "--no-cache", "--jobs", "1", "--format",
+               "json", "--exit-zero", "-o", str(Path(tmp) / "report.json"), *map(str, corpus.files)]
+        subprocess.run(cmd[5:], cwd=REPO, env=env, capture_output=True)  # bytecode written before counting
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
+    return (int(found.group(1)), "") if found else (None, f"no count from valgrind (exit {proc.returncode})")
+
+
 def cli_budgets(results: list[tuple[Corpus, list[Timing]]], startup: float) -> list[str]:
     """Per corpus, what the CLI's target leaves for the analysis once start-up is paid, and what the
     analysis takes in the CLI's fresh process (its CPU time less the start-up): where a CLI figure
@@ -1640,6 +1666,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported [3]")
     parser.add_argument("--slow-repeat", type=int, default=1,
                         help="runs of flake8 (about 90 s on torch's sources each) [1]")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the CLI's instructions per corpus with valgrind (deterministic; slow)")
     parser.add_argument("--generate-only", action="store_true", help="write the generated corpus and stop")
     parser.add_argument("--check-corpus", action="store_true",
                         help="compile every generated file and run flake8 on it, then stop")
@@ -1710,6 +1738,9 @@ def main(argv: list[str] | None = None) -> int:
             results.append((corpus, timings))
             print_corpus_table(corpus, timings)
             print_phases(corpus, time_phases(corpus, args.repeat, in_process.cpu) if not in_process.error else None)
+            if args.instructions:
+                count, why = count_instructions(corpus)
+                print(f"  gpulint check (CLI), instructions (callgrind): {f'{count:,}' if count is not None else why}")
         startup, bare = time_startup(args.repeat)
         if startup is not None:
             print(f"\nstart-up: `gpulint check` of a one-line file {startup:.3f} s CPU (`python -c pass` "

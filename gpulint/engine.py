@@ -27,7 +27,6 @@ from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
 from gpulint.sourcetext import WORD_BYTES, as_parsed
 from gpulint.static import frontends
-from gpulint.static.includes import build_view, include_closure
 from gpulint.static.program import Definitions, ProgramView, Table, digest_of_view
 from gpulint.suppressions import find_suppressions, suppress
 
@@ -284,6 +283,8 @@ def _included(work: list[tuple[Path, Settings, list[str]]],
     for (f, file_settings, _), read in zip(work, reads):
         if read is None or read[0] is None or is_python_source(f):
             continue
+        from gpulint.static.includes import build_view, include_closure  # here: a Python file needs neither
+
         found[f] = include_closure(f, read[0], build_view(f, file_settings).include_paths, known=known)
     return found
 

@@ -534,3 +534,50 @@ def test_inert_statements_lower_as_the_full_lowering_does(monkeypatch) -> None:
     fast = [_lowered(source) for source in sources]
     monkeypatch.setattr(python._Scope, "inert", lambda self, node: False)
     assert fast == [_lowered(source) for source in sources]
+
+
+_LOOP_PROGRAM = """
+import torch
+
+def train(model, loader, device, steps):
+    buf = torch.zeros(8, device=device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        n = len(y)
+        loss = model(x + buf)
+        buf = buf * 2
+    while steps > 0:
+        h = torch.ones(4)
+        steps = steps - 1
+    for batch in loader:
+        batch = batch.cuda()
+        out = model(batch)
+    return buf
+"""
+
+
+def test_a_loop_asks_each_part_whether_it_launches_once(monkeypatch) -> None:
+    # `rebound_first` finds which leading parts of a loop launch nothing; `loop_body` does not ask
+    # those again (unbinding names never makes a part launch).  Asking every part again must give
+    # the same events, on this program and on every Python program of the tests.
+    from pathlib import Path
+
+    from gpulint.static import python
+
+    tests = Path(__file__).parent
+    sources = [_LOOP_PROGRAM.encode()] + [p.read_bytes() for folder in ("fixtures/python", "python_loop_programs",
+                                                                        "torch_programs")
+                                          for p in sorted((tests / folder).rglob("*.py"))]
+    quiet_parts = Counter()
+    real = python._Scope.rebound_first
+
+    def counted(self, loop, body, cond):
+        first, quiet = real(self, loop, body, cond)
+        quiet_parts[quiet > 0] += 1
+        return first, quiet
+
+    monkeypatch.setattr(python._Scope, "rebound_first", counted)
+    fast = [_lowered(source) for source in sources]
+    assert quiet_parts[True] >= 3  # the shortcut is taken
+    monkeypatch.setattr(python._Scope, "rebound_first", lambda self, loop, body, cond: (real(self, loop, body, cond)[0], 0))
+    assert fast == [_lowered(source) for source in sources]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import lru_cache
@@ -26,6 +26,9 @@ from gpulint.models import torch as torch_models
 from gpulint.models.api import ALWAYS, DEVICE_KEYWORD, EXTENTS, TEMPLATE, Api, Role
 from gpulint.sourcetext import char_column
 from gpulint.static import unknown
+from gpulint.static.python_grammar import (ALIAS, ALTERNATIVE, ARGUMENTS, ATTRIBUTE, BODY, CONDITION, CONSEQUENCE,
+                                           DEFINITION, FUNCTION, LANGUAGE, LEFT, MODULE_NAME, NAME, OBJECT, OPERATOR,
+                                           PARAMETERS, RIGHT, SUBSCRIPT, TYPE, VALUE)
 from gpulint.static.python_names import Names, code_nodes
 from gpulint.static.scope import Bindings, ScopeLowering
 
@@ -46,11 +49,8 @@ _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _FOREIGN = -1
 
 
-@lru_cache(maxsize=1)
 def _language() -> Language:
-    import tree_sitter_python
-
-    return Language(tree_sitter_python.language())
+    return LANGUAGE
 
 
 @lru_cache(maxsize=1)
@@ -87,15 +87,20 @@ class _Survey(NamedTuple):
 def _survey(root: Node) -> _Survey:
     """Every block, every import statement, every `match` statement and every function scope of a
     file, in one walk that enters statements only (and whatever holds a syntax error, where
-    anything may lie): walking every expression too cost a third of the parse.  Each node on the
-    stack carries whether it is a statement of a scope (where a function is a scope)."""
+    anything may lie): walking every expression too cost a third of the parse.  Two stacks: the
+    statements of a scope (where a function is a scope) and what lies elsewhere (in an expression,
+    an error); nothing under the second is a scope's statement, so taking the first stack's nodes
+    first leaves the functions in the order of one walk of the file (a stack of (node, scoped)
+    pairs cost a quarter more, in the pairs)."""
     blocks: list[Node] = []
     imports: list[Node] = []
     matches: list[Node] = []
     functions: list[Node] = []
-    stack = [(node, True) for node in root.named_children]
-    while stack:
-        node, scoped = stack.pop()
+    scoped = list(root.named_children)
+    elsewhere: list[Node] = []
+    while scoped or elsewhere:
+        in_scope = bool(scoped)
+        node = scoped.pop() if in_scope else elsewhere.pop()
         kind = node.type
         if kind == "import_statement" or kind == "import_from_statement":
             imports.append(node)
@@ -107,19 +112,22 @@ def _survey(root: Node) -> _Survey:
         if not (kind in _SUITE_HOLDERS or node.has_error):
             continue
         children = node.named_children
-        if not scoped:
-            stack.extend((child, False) for child in children)
+        if not in_scope:
+            elsewhere.extend(children)
         elif kind == "function_definition" or kind == "class_definition":
-            body = node.child_by_field_name("body")
+            body = node.child_by_field_id(BODY)
             if kind == "function_definition" and body is not None:
                 functions.append(node)
-            stack.extend((child, child == body) for child in children)
+            for child in children:
+                (scoped if child == body else elsewhere).append(child)
         elif kind == "decorated_definition":
-            definition = node.child_by_field_name("definition")
-            stack.extend((child, child == definition) for child in children)
+            definition = node.child_by_field_id(DEFINITION)
+            for child in children:
+                (scoped if child == definition else elsewhere).append(child)
+        elif kind in _SCOPE_STATEMENT_HOLDERS:
+            scoped.extend(children)
         else:
-            inside = kind in _SCOPE_STATEMENT_HOLDERS
-            stack.extend((child, inside) for child in children)
+            elsewhere.extend(children)
     return _Survey(blocks, imports, matches, functions)
 
 
@@ -174,6 +182,9 @@ class _Bindings(Bindings):
     def __init__(self) -> None:
         super().__init__()
         self.holders: dict[int, int] = {}
+        # `Bindings.get` is the dict's own: the lowering asks it for most names it meets, and a
+        # method calling `dict.get` cost twice the look-up (the dict is never replaced).
+        self.get = self._values.get  # type: ignore[method-assign,assignment]
 
     def _changed(self, name: str, old: set[int] | None, new: set[int] | None) -> None:
         for oid in old or ():
@@ -189,27 +200,43 @@ class _Bindings(Bindings):
         return oid in self.holders
 
 
-@dataclass
 class _Value:
-    """What evaluating an expression gave: objects it reads, and whether it is a new device object."""
+    """What evaluating an expression gave: objects it reads, and whether it is a new device object.
+    A plain class with slots, not a dataclass: a dataclass's generated methods are compiled when
+    the module is imported (1 ms of every run's start-up for this class and `_Call`)."""
 
-    uses: set[int] = field(default_factory=set)
-    device: bool = False  # the value is (or lives on) the device
-    kind: Kind = Kind.TENSOR
-    api: str = ""
-    size: Size | None = None
-    initialising: bool = False
-    transfer_from: set[str] | None = None  # names a host->device transfer copies from
-    staged_factory: str | None = None  # `torch.randn(...).cuda()`: the host factory
-    cuda_pointer: bool = False  # cuda-python `err, ptr = cudaMalloc(n)`
-    # The value IS these objects (`y = x`, `cp.asarray(d)` of a device `d`): binding it to a name
-    # makes another name of them, not a new object.
-    alias: set[int] | None = None
-    # A function or lambda: the names it reads from the scope when called (a use of what they hold).
-    captures: frozenset[str] | None = None
-    # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
-    choice: dict[int, Guard] | None = None
-    opaque: bool = False  # computed by a callable no table knows (`vgg(x)`)
+    __slots__ = ("uses", "device", "kind", "api", "size", "initialising", "transfer_from", "staged_factory",
+                 "cuda_pointer", "alias", "captures", "choice", "opaque")
+
+    def __init__(self, uses: set[int] | None = None, device: bool = False, kind: Kind = Kind.TENSOR, api: str = "",
+                 size: Size | None = None, initialising: bool = False, transfer_from: set[str] | None = None,
+                 staged_factory: str | None = None, cuda_pointer: bool = False, alias: set[int] | None = None,
+                 captures: frozenset[str] | None = None, choice: dict[int, Guard] | None = None,
+                 opaque: bool = False) -> None:
+        self.uses: set[int] = set() if uses is None else uses
+        self.device = device  # the value is (or lives on) the device
+        self.kind = kind
+        self.api = api
+        self.size = size
+        self.initialising = initialising
+        self.transfer_from = transfer_from  # names a host->device transfer copies from
+        self.staged_factory = staged_factory  # `torch.randn(...).cuda()`: the host factory
+        self.cuda_pointer = cuda_pointer  # cuda-python `err, ptr = cudaMalloc(n)`
+        # The value IS these objects (`y = x`, `cp.asarray(d)` of a device `d`): binding it to a name
+        # makes another name of them, not a new object.
+        self.alias = alias
+        # A function or lambda: the names it reads from the scope when called (a use of what they hold).
+        self.captures = captures
+        # `b if c else x`: the guard (an arm of the test `c`) under which the value is each object.
+        self.choice = choice
+        self.opaque = opaque  # computed by a callable no table knows (`vgg(x)`)
+
+    def but(self, **changes) -> "_Value":
+        """A copy with `changes` (what `dataclasses.replace` does: the other fields are shared)."""
+        copy = _Value.__new__(_Value)
+        for name in _Value.__slots__:
+            setattr(copy, name, changes[name] if name in changes else getattr(self, name))
+        return copy
 
 
 def _in_units(value: _Value) -> Size | None:
@@ -219,20 +246,25 @@ def _in_units(value: _Value) -> Size | None:
     return replace(value.size, unit=SizeUnit.ELEMENTS)
 
 
-@dataclass
 class _Call:
     """A call being lowered, its receiver and arguments evaluated: what every role's handler reads."""
 
-    node: Node
-    qual: str  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
-    last: str  # its last name: the method of a method call
-    positional: list[Node]
-    keywords: dict[str, Node]
-    uses: set[int]  # what the arguments (and a called module) read
-    arg_values: list[_Value]
-    receiver: _Value | None  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
-    recv_node: Node | None
-    recv_name: str  # the receiver when it is a plain name
+    __slots__ = ("node", "qual", "last", "positional", "keywords", "uses", "arg_values", "receiver", "recv_node",
+                 "recv_name")
+
+    def __init__(self, node: Node, qual: str, last: str, positional: list[Node], keywords: dict[str, Node],
+                 uses: set[int], arg_values: list[_Value], receiver: _Value | None, recv_node: Node | None,
+                 recv_name: str) -> None:
+        self.node = node
+        self.qual = qual  # `torch.zeros`, as the imports resolve it ("" when the callee is no name)
+        self.last = last  # its last name: the method of a method call
+        self.positional = positional
+        self.keywords = keywords
+        self.uses = uses  # what the arguments (and a called module) read
+        self.arg_values = arg_values
+        self.receiver = receiver  # `x` of `x.f(...)` (also `torch` of `torch.f(...)`)
+        self.recv_node = recv_node
+        self.recv_name = recv_name  # the receiver when it is a plain name
 
 
 def _torch_factory(qual: str) -> bool:
@@ -252,6 +284,8 @@ class _Module:
         self.text = _text_of(source, self.ascii)
         self.root = root
         self.aliases: dict[str, str] = {}
+        self.qualified: dict[int, str] = {}  # `qualify`'s answers, by node id (the imports are read first)
+        self.locations: dict[int, Location] = {}  # `location`'s answers, by node id
         self.constants: dict[str, int] = {}
         self.ids = itertools.count()
         self.unknown: Counter = Counter()  # statement kinds with no lowering, for -v
@@ -263,6 +297,13 @@ class _Module:
         self.places: list[int] = []
 
     def location(self, node: Node) -> Location:
+        """Where a node is (kept per node: a statement's events share it; a `Location` is frozen)."""
+        known = self.locations.get(node.id)
+        if known is None:
+            known = self.locations[node.id] = self._location(node)
+        return known
+
+    def _location(self, node: Node) -> Location:
         (r0, c0), (r1, c1) = node.start_point, node.end_point
         if self.ascii:  # byte columns are character columns
             return Location(self.path, r0 + 1, c0 + 1, r1 + 1, c1 + 1)
@@ -273,7 +314,7 @@ class _Module:
         survey = _survey(self.root)
         self.collect_imports(survey.imports)
         scopes: list[tuple[str, Node]] = [("<module>", self.root)]
-        scopes.extend((self.text(fn.child_by_field_name("name")), fn) for fn in survey.functions)
+        scopes.extend((self.text(fn.child_by_field_id(NAME)), fn) for fn in survey.functions)
         lowered = self.scopes_to_lower([node for _, node in scopes], [m.start_byte for m in survey.matches])
         if lowered:  # what only the lowering reads (most files have no scope to lower)
             # Every suite's span, by start: a scope's are those within its body.
@@ -286,7 +327,7 @@ class _Module:
                 self.timelines.append(_Scope.unlowered_timeline(self, name, node))
                 continue
             scope = _Scope(self, name, node)
-            body = node.child_by_field_name("body") if index else node
+            body = node.child_by_field_id(BODY) if index else node
             scope.run(body.named_children if body is not None else [])
             if scope.has_errors:
                 self.skipped.append(name)
@@ -323,11 +364,13 @@ class _Module:
             if node is None or node.type in _NOT_CODE:
                 continue  # `zeros(` in a comment or a string
             call = node.parent
-            if call is None or call.type != "call" or call.child_by_field_name("arguments") != node \
+            if call is None or call.type != "call" or call.child_by_field_id(ARGUMENTS) != node \
                     or self.may_make_objects(call):
                 places.append(at)  # not a call as expected: lowered, to be safe
         self.places = sorted(places)
         lowered = {0} if nodes[0].has_error else set()
+        if not places:  # only the scopes with syntax errors: no call to place in its function
+            return lowered | {i for i, n in enumerate(nodes) if i and n.has_error}
         spans = sorted((n.start_byte, n.end_byte, i) for i, n in enumerate(nodes) if i)
         starts = [start for start, _, _ in spans]
         parents: list[int] = []  # into `spans`: the innermost function around each, -1 for none
@@ -352,15 +395,15 @@ class _Module:
         alone.  A factory makes a device array only with a CUDA `device=` (or a template already
         on the device, which another call must have made), `.to(t)` only to a CUDA `t`; an
         allocator, an upload, a flush and a row that passes device arrays through always may."""
-        function = call.child_by_field_name("function")
-        args = call.child_by_field_name("arguments")
+        function = call.child_by_field_id(FUNCTION)
+        args = call.child_by_field_id(ARGUMENTS)
         qual = self.qualify(function)
         last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
         positional: list[Node] = []
         keywords: dict[str, Node | None] = {}
         for a in (args.named_children if args is not None else []):
             if a.type == "keyword_argument":
-                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+                keywords[self.text(a.child_by_field_id(NAME))] = a.child_by_field_id(VALUE)
             elif a.type != "comment":
                 positional.append(a)
         row = models.function(qual, last)
@@ -382,16 +425,16 @@ class _Module:
             if node.type == "import_statement":
                 for child in node.named_children:
                     if child.type == "aliased_import":
-                        self.aliases[self.text(child.child_by_field_name("alias"))] = self.text(child.child_by_field_name("name"))
+                        self.aliases[self.text(child.child_by_field_id(ALIAS))] = self.text(child.child_by_field_id(NAME))
                     elif child.type == "dotted_name":
                         full = self.text(child)
                         self.aliases[full.split(".")[0]] = full.split(".")[0]
             else:
-                module = self.text(node.child_by_field_name("module_name"))
-                for child in node.children_by_field_name("name"):
+                module = self.text(node.child_by_field_id(MODULE_NAME))
+                for child in node.children_by_field_id(NAME):
                     if child.type == "aliased_import":
-                        name = self.text(child.child_by_field_name("name"))
-                        self.aliases[self.text(child.child_by_field_name("alias"))] = f"{module}.{name}"
+                        name = self.text(child.child_by_field_id(NAME))
+                        self.aliases[self.text(child.child_by_field_id(ALIAS))] = f"{module}.{name}"
                     else:
                         name = self.text(child)
                         self.aliases[name] = f"{module}.{name}"
@@ -404,7 +447,7 @@ class _Module:
             assign = node.named_children[0]
             if assign.type != "assignment":
                 continue
-            left, right = assign.child_by_field_name("left"), assign.child_by_field_name("right")
+            left, right = assign.child_by_field_id(LEFT), assign.child_by_field_id(RIGHT)
             if left is not None and left.type == "identifier" and right is not None:
                 value = self.fold(right)
                 if value is not None:
@@ -432,9 +475,9 @@ class _Module:
                 total *= value
             return total
         if kind == "binary_operator":
-            left = self.fold(node.child_by_field_name("left"))
-            right = self.fold(node.child_by_field_name("right"))
-            op = self.text(node.child_by_field_name("operator"))
+            left = self.fold(node.child_by_field_id(LEFT))
+            right = self.fold(node.child_by_field_id(RIGHT))
+            op = self.text(node.child_by_field_id(OPERATOR))
             if left is None or right is None:
                 return None
             try:
@@ -445,14 +488,21 @@ class _Module:
         return None
 
     def qualify(self, node: Node | None) -> str:
-        """`T.zeros` -> `torch.zeros`; `zeros` (from torch import zeros) -> `torch.zeros`."""
+        """`T.zeros` -> `torch.zeros`; `zeros` (from torch import zeros) -> `torch.zeros`.  Kept
+        per node: the screen, the names' facts and the lowering ask of the same callees."""
         if node is None:
             return ""
+        known = self.qualified.get(node.id)
+        if known is None:
+            known = self.qualified[node.id] = self._qualify(node)
+        return known
+
+    def _qualify(self, node: Node) -> str:
         if node.type == "identifier":
             name = self.text(node)
             return self.aliases.get(name, name)
         if node.type == "attribute":
-            return f"{self.qualify(node.child_by_field_name('object'))}.{self.text(node.child_by_field_name('attribute'))}"
+            return f"{self.qualify(node.child_by_field_id(OBJECT))}.{self.text(node.child_by_field_id(ATTRIBUTE))}"
         return ""
 
 
@@ -489,23 +539,17 @@ class _Scope(ScopeLowering):
             self._names = self.m.names.scope_names(self.node)
         return self._names[0]
 
-    def host(self) -> frozenset[str]:
-        """The names of this scope that only ever hold host values."""
-        if self._names is None:
-            self._names = self.m.names.scope_names(self.node)
-        return self._names[1]
-
     def parameters_maybe_on_device(self) -> set[str]:
         """Parameters that may hold a device array of the caller's: all but those annotated or
         named as host data (`frames: np.ndarray`, `h_x`)."""
-        params = self.node.child_by_field_name("parameters") if self.node.type == "function_definition" else None
+        params = self.node.child_by_field_id(PARAMETERS) if self.node.type == "function_definition" else None
         out: set[str] = set()
         for p in params.named_children if params is not None else []:
-            name = p if p.type == "identifier" else p.child_by_field_name("name") or (
+            name = p if p.type == "identifier" else p.child_by_field_id(NAME) or (
                 p.named_children[0] if p.named_children else None)
             if name is None or name.type != "identifier" or _HOST_NAME.search(self.text(name)):
                 continue
-            annotation = p.child_by_field_name("type")
+            annotation = p.child_by_field_id(TYPE)
             if annotation is not None:
                 words = {self.m.qualify(n) for n in _walk(annotation) if n.type in ("identifier", "attribute")}
                 if any(_HOST_ANNOTATION.search(w) for w in words) and not any(
@@ -516,7 +560,7 @@ class _Scope(ScopeLowering):
 
     def code_root(self) -> Node | None:
         """What the scope's code lies under: a function's body (nested scopes included), the module."""
-        return self.node.child_by_field_name("body") if self.node.type == "function_definition" else self.node
+        return self.node.child_by_field_id(BODY) if self.node.type == "function_definition" else self.node
 
     def name_count(self, name: str) -> int:
         """How many times `name` is written under the scope's body (nested scopes included).
@@ -595,12 +639,12 @@ class _Scope(ScopeLowering):
                 if clause.type == "with_clause":
                     self.reads(clause, node)
                     for item in _walk(clause):
-                        if item.type == "call" and self.m.qualify(item.child_by_field_name("function")).rsplit(
+                        if item.type == "call" and self.m.qualify(item.child_by_field_id(FUNCTION)).rsplit(
                                 ".", 1)[-1] in models.DEVICE_SELECTORS:
-                            context |= _identifiers(self, item.child_by_field_name("arguments"))
+                            context |= _identifiers(self, item.child_by_field_id(ARGUMENTS))
             # `with cupy.cuda.Device(gpu_id):` — copies inside go to that device: it is an input.
             self.device_context.append(context)
-            self.block(self.body_of(node.child_by_field_name("body")))
+            self.block(self.body_of(node.child_by_field_id(BODY)))
             self.device_context.pop()
         elif kind == "try_statement":
             for child in node.named_children:
@@ -669,8 +713,8 @@ class _Scope(ScopeLowering):
     def inert_assignment(self, node: Node) -> None:
         """An assignment of an inert statement (`inert`): `assignment`, less everything that reads or
         writes objects, which there are none of.  Each value is `inert_value`'s."""
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(LEFT)
+        right = node.child_by_field_id(RIGHT)
         if right is None or left is None or left.type in ("subscript", "attribute"):
             return  # it binds no name
         targets = _flatten_targets([left])
@@ -694,18 +738,32 @@ class _Scope(ScopeLowering):
                 return _Value()
             node = inner[0]
         if node.type == "call":
-            return self.call(node, parts=False)
+            return self.inert_call(node)
         if node.type == "lambda":
             return self.evaluate(node)
         return _Value()
 
+    def inert_call(self, node: Node) -> _Value:
+        """`call(node, parts=False)`.  Where no table has a row for the callee (neither a function's
+        nor, for a method, a member's), that is a host value named after the callee, whatever its
+        arguments: `plain_function`'s (or `method`'s) last answer, every earlier test needing a
+        row or a device part.  Most calls of inert assignments (`parser = argparse.ArgumentParser()`,
+        `path = os.path.join(d, f)`) need no look at their arguments then."""
+        function = node.child_by_field_id(FUNCTION)
+        qual = self.m.qualify(function)
+        last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
+        if models.function(qual, last) is None and (
+                function is None or function.type != "attribute" or models.member(last) is None):
+            return _Value(api=qual)
+        return self.call(node, parts=False)
+
     def define(self, node: Node) -> None:
         """`def f(...)`: from here on `f` names a function that reads, whenever it is called (or a
         kernel launched), what its free names hold at that moment."""
-        fn = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        fn = node.child_by_field_id(DEFINITION) if node.type == "decorated_definition" else node
         if fn is None or fn.type != "function_definition":
             return
-        name = self.text(fn.child_by_field_name("name"))
+        name = self.text(fn.child_by_field_id(NAME))
         if self.node.type == "module":
             captures = self.m.names.reach(name)
         else:
@@ -736,10 +794,10 @@ class _Scope(ScopeLowering):
         if node.type == "assignment":
             self.assignment(node)
         elif node.type == "augmented_assignment":
-            target = node.child_by_field_name("left")
-            value = node.child_by_field_name("right")
+            target = node.child_by_field_id(LEFT)
+            value = node.child_by_field_id(RIGHT)
             self.use(self.reads(value, node).uses, node, self.api_of(value) or "expression")
-            self.use(self.reads(target, node).uses, node, f"`{self.text(node.child_by_field_name('operator'))}`",
+            self.use(self.reads(target, node).uses, node, f"`{self.text(node.child_by_field_id(OPERATOR))}`",
                      writes=True)
         elif node.type in ("yield", "await"):
             oids = self.reads(node, node).uses
@@ -750,13 +808,13 @@ class _Scope(ScopeLowering):
             self.use(value.uses, node, value.api or self.api_of(node))
 
     def assignment(self, node: Node) -> None:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(LEFT)
+        right = node.child_by_field_id(RIGHT)
         if right is None or left is None:
             return
         # Full overwrite through a subscript: `x[:] = v`, `x[...] = v`.
         if left.type == "subscript":
-            base = left.child_by_field_name("value")
+            base = left.child_by_field_id(VALUE)
             oids = self.objects_of(self.text(base)) if base is not None and base.type == "identifier" else set()
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
@@ -773,7 +831,7 @@ class _Scope(ScopeLowering):
         if left.type == "attribute":
             value = self.evaluate(right)
             self.use(value.uses, node, value.api or "assignment")
-            obj = left.child_by_field_name("object")
+            obj = left.child_by_field_id(OBJECT)
             new = self.new_object(value, node, self.text(left)) if value.device and value.alias is None and (
                 value.api or value.transfer_from) else set()
             if obj is not None:
@@ -810,7 +868,7 @@ class _Scope(ScopeLowering):
                 self.escape(value.uses, stmt, "stored")
             return
         if name == "_" and value.alias is None:
-            value = replace(value, device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
+            value = value.but(device=False)  # `_ = model(x)`: discarded, as `model(x)` alone would be
         # A host tensor made by a factory, remembered for GL102.
         if not value.device and value.api and value.staged_factory is None:
             factory = value.api
@@ -916,14 +974,14 @@ class _Scope(ScopeLowering):
 
     # ------------------------------------------------------------------ control flow
     def if_(self, node: Node) -> None:
-        cond = node.child_by_field_name("condition")
+        cond = node.child_by_field_id(CONDITION)
         self.use(self.reads(cond, node).uses, cond or node, "condition")
-        arms: list[tuple[Node | None, list[Node]]] = [(cond, self.body_of(node.child_by_field_name("consequence")))]
-        for alt in node.children_by_field_name("alternative"):
+        arms: list[tuple[Node | None, list[Node]]] = [(cond, self.body_of(node.child_by_field_id(CONSEQUENCE)))]
+        for alt in node.children_by_field_id(ALTERNATIVE):
             if alt.type == "elif_clause":
-                arms.append((alt.child_by_field_name("condition"), self.body_of(alt.child_by_field_name("consequence"))))
+                arms.append((alt.child_by_field_id(CONDITION), self.body_of(alt.child_by_field_id(CONSEQUENCE))))
             else:
-                arms.append((None, self.body_of(alt.child_by_field_name("body"))))
+                arms.append((None, self.body_of(alt.child_by_field_id(BODY))))
         guard_id = next(self.guard_ids)
         has_else = arms[-1][0] is None and len(arms) > 1
         mark = self.bindings.checkpoint()
@@ -943,33 +1001,35 @@ class _Scope(ScopeLowering):
         values, contents, read = self.loop_names(node)
         with self.looping(self.m.location(node), values, contents, (node.start_byte, node.end_byte)) as loop_id:
             self.loop_body(node, loop_id, read)
-        alt = node.child_by_field_name("alternative")
+        alt = node.child_by_field_id(ALTERNATIVE)
         if alt is not None:
-            self.block(self.body_of(alt.child_by_field_name("body")))
+            self.block(self.body_of(alt.child_by_field_id(BODY)))
 
     def loop_body(self, node: Node, loop_id: int, read: set[str]) -> None:
-        body = self.body_of(node.child_by_field_name("body"))
-        cond = node.child_by_field_name("condition") if node.type == "while_statement" else None
+        body = self.body_of(node.child_by_field_id(BODY))
+        cond = node.child_by_field_id(CONDITION) if node.type == "while_statement" else None
         # What the loop rebinds before anything in it may launch work (its own variables,
         # `x = batch.cuda()` at the top of its body) dies before the loop runs anything on the GPU
         # (a loop that runs no iteration launches nothing either).
-        first = self.rebound_first(node, body, cond)
+        first, quiet = self.rebound_first(node, body, cond)
         for name, where in first:
             held = self.objects_of(name)
             if held and not any(held & self.objects_of(n) for n in self.names_before(node, where)):
                 self.unbind(name, where)
         # The loop stands for the kernels its body launches: one launch site (none for a loop that
-        # calls nothing that could launch one).
-        launches = any(self.may_launch(part) for part in ([cond] if cond is not None else []) + body)
+        # calls nothing that could launch one).  The first `quiet` parts were found to launch
+        # nothing above, and unbinding names takes no reason to launch away from none.
+        parts = ([cond] if cond is not None else []) + body
+        launches = any(self.may_launch(part) for part in parts[quiet:])
         self.event(Op.LAUNCH, "loop", node, launches=1 if launches else 0, detail="loop")
         if node.type == "for_statement":
             # `zip(edges[:-1], edges[1:])` is consumed while the loop runs: a use inside it.
-            right = node.child_by_field_name("right")
+            right = node.child_by_field_id(RIGHT)
             self.use(self.reads(right, node).uses, right or node, "iteration")
         if node.type == "while_statement":
             self.use(self.reads(cond, node).uses, cond or node, "condition")
         else:
-            left = node.child_by_field_name("left")
+            left = node.child_by_field_id(LEFT)
             for target in _flatten_targets([left] if left is not None else []):
                 self.unbind(self.text(target), node)
         # The loop's names, not every binding: linear overall.
@@ -989,49 +1049,52 @@ class _Scope(ScopeLowering):
         """The names an iteration reads before the statement `where` (its condition, what a `for`
         loop iterates, the statements before `where` in its body)."""
         if where is loop:
-            return _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
-        out = _identifiers(self, loop.child_by_field_name("right") or loop.child_by_field_name("condition"))
-        for stmt in self.body_of(loop.child_by_field_name("body")):
+            return _identifiers(self, loop.child_by_field_id(RIGHT) or loop.child_by_field_id(CONDITION))
+        out = _identifiers(self, loop.child_by_field_id(RIGHT) or loop.child_by_field_id(CONDITION))
+        for stmt in self.body_of(loop.child_by_field_id(BODY)):
             if stmt is where or stmt == where:
                 break
             out |= _identifiers(self, stmt)
-        return out | _identifiers(self, where.named_children[0].child_by_field_name("right")
+        return out | _identifiers(self, where.named_children[0].child_by_field_id(RIGHT)
                                   if where.named_children else None)
 
-    def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> list[tuple[str, Node]]:
+    def rebound_first(self, loop: Node, body: list[Node], cond: Node | None) -> tuple[list[tuple[str, Node]], int]:
         """The names each iteration rebinds before it reads them and before anything in it may
         launch work (a `for` loop's variables, then the plain assignments at the top of its body,
-        up to the first statement that may launch work), with where."""
+        up to the first statement that may launch work), with where; and how many of the loop's
+        parts (its condition, then its statements) were found to launch nothing on the way."""
         if cond is not None and self.may_launch(cond):
-            return []
+            return [], 0
+        quiet = 1 if cond is not None else 0
         reads: set[str] = set(_identifiers(self, cond)) if cond is not None else set()
         out: list[tuple[str, Node]] = []
         if loop.type == "for_statement":
-            reads |= _identifiers(self, loop.child_by_field_name("right"))
-            out += [(self.text(t), loop) for t in _flatten_targets([loop.child_by_field_name("left")])
+            reads |= _identifiers(self, loop.child_by_field_id(RIGHT))
+            out += [(self.text(t), loop) for t in _flatten_targets([loop.child_by_field_id(LEFT)])
                     if t.type == "identifier" and self.text(t) not in reads]
         for stmt in body:
             assign = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
             if assign is None or assign.type != "assignment" or self.may_launch(stmt):
                 break
-            reads |= _identifiers(self, assign.child_by_field_name("right"))
-            out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_name("left")])
+            quiet += 1
+            reads |= _identifiers(self, assign.child_by_field_id(RIGHT))
+            out += [(self.text(t), stmt) for t in _flatten_targets([assign.child_by_field_id(LEFT)])
                     if t.type == "identifier" and self.text(t) not in reads]
-        return out
+        return out, quiet
 
     def may_launch(self, node: Node) -> bool:
         """Whether a statement (or a loop's condition) calls anything that may launch GPU work:
         not Python's own functions, host libraries and the methods of host values, nor a function
         of this file whose calls launch nothing, given host values."""
         for n in code_nodes(node):
-            if n.type != "call" or not self.m.names.call_launches(n, self.host) or self.host_copy(n):
+            if n.type != "call" or not self.m.names.call_launches(n, self.node) or self.host_copy(n):
                 continue
             defs = self.functions_called(n)
             if not defs or any(self.m.names.function_launches(d) for d in defs):
                 return True
-            function = n.child_by_field_name("function")
+            function = n.child_by_field_id(FUNCTION)
             if self.captured(self.closures.get(self.text(function), frozenset())) or any(
-                    self.bindings.get(self.text(a)) for a in _walk(n.child_by_field_name("arguments"))
+                    self.bindings.get(self.text(a)) for a in _walk(n.child_by_field_id(ARGUMENTS))
                     if a.type == "identifier"):
                 return True  # it computes on device objects
         return False
@@ -1039,23 +1102,23 @@ class _Scope(ScopeLowering):
     def host_copy(self, call: Node) -> bool:
         """A copy of host data to the device (`batch.cuda()`, `x.to(dev)`, `cuda.to_device(h)`,
         `cp.asarray(h)`): a copy, no kernel."""
-        function = call.child_by_field_name("function")
-        args = call.child_by_field_name("arguments")
+        function = call.child_by_field_id(FUNCTION)
+        args = call.child_by_field_id(ARGUMENTS)
         positional = [a for a in (args.named_children if args is not None else []) if a.type not in (
             "keyword_argument", "comment")]
         row = models.function(self.m.qualify(function), "")
         if row is not None and (row.role is Role.TRANSFER or (row.role is Role.FACTORY and row.source is not None)):
             source = positional[row.source] if row.source is not None and len(positional) > row.source else None
         elif function is not None and function.type == "attribute":
-            member = models.member(self.text(function.child_by_field_name("attribute")))
+            member = models.member(self.text(function.child_by_field_id(ATTRIBUTE)))
             if member is None or member.role is not Role.TRANSFER:
                 return False
-            target = next((a.child_by_field_name("value") for a in (args.named_children if args is not None else [])
-                           if a.type == "keyword_argument" and self.text(a.child_by_field_name("name")) == DEVICE_KEYWORD),
+            target = next((a.child_by_field_id(VALUE) for a in (args.named_children if args is not None else [])
+                           if a.type == "keyword_argument" and self.text(a.child_by_field_id(NAME)) == DEVICE_KEYWORD),
                           positional[0] if positional else None)
             if member.device != ALWAYS and not self.is_cuda_device(target):
                 return False  # `x.to(torch.float16)`: a conversion, on the device if `x` is there
-            source = function.child_by_field_name("object")
+            source = function.child_by_field_id(OBJECT)
         else:
             return False
         root = _root_name(self, source)
@@ -1064,14 +1127,16 @@ class _Scope(ScopeLowering):
     def functions_called(self, call: Node) -> list[Node]:
         """The functions of this file a call by plain name runs: one defined in this scope, else a
         top-level one (unless the scope binds the name to something else)."""
-        function = call.child_by_field_name("function")
+        function = call.child_by_field_id(FUNCTION)
         if function is None or function.type != "identifier":
             return []
         name = self.text(function)
         if name in self.local_defs:
             return [self.local_defs[name]]
-        if self.node.type == "module" or name not in self.bound():
-            return self.m.names.top_defs.get(name, [])
+        defs = self.m.names.top_defs.get(name)
+        # `bound()` last: the first time, it walks the whole scope.
+        if defs and (self.node.type == "module" or name not in self.bound()):
+            return defs
         return []
 
     def loop_names(self, loop: Node) -> tuple[set[str], set[str], set[str]]:
@@ -1107,9 +1172,9 @@ class _Scope(ScopeLowering):
                 read |= inner[2]
                 continue
             children = n.named_children
-            stack.extend(reversed(children))
+            stack.extend(children)  # in any order: an assignment is met before what it holds
             if kind in ("assignment", "augmented_assignment"):
-                left = n.child_by_field_name("left")
+                left = n.child_by_field_id(LEFT)
                 if kind == "assignment":
                     if left is not None and left.type == "identifier":
                         assigned.add(left.start_byte)
@@ -1124,19 +1189,19 @@ class _Scope(ScopeLowering):
                         if root:
                             contents.add(root)
             elif kind == "for_statement":
-                left = n.child_by_field_name("left")
+                left = n.child_by_field_id(LEFT)
                 for target in _flatten_targets([left] if left is not None else []):
                     values.add(self.text(target))
             elif kind == "call":
-                function = n.child_by_field_name("function")
+                function = n.child_by_field_id(FUNCTION)
                 method = None
                 if function is not None and function.type == "attribute":
-                    method = self.text(function.child_by_field_name("attribute"))
+                    method = self.text(function.child_by_field_id(ATTRIBUTE))
                     if not _read_only(models.member(method)):
-                        root = _root_name(self, function.child_by_field_name("object"))
+                        root = _root_name(self, function.child_by_field_id(OBJECT))
                         if root:
                             contents.add(root)
-                args = n.child_by_field_name("arguments")
+                args = n.child_by_field_id(ARGUMENTS)
                 qual = self.m.qualify(function)
                 if args is not None and not _read_only(models.member(method) if method is not None else None) \
                         and not qual.startswith(models.READ_ONLY_MODULES) and not _read_only(models.FUNCTIONS.get(qual)):
@@ -1145,7 +1210,7 @@ class _Scope(ScopeLowering):
                         if root:
                             contents.add(root)
             elif kind == "named_expression":
-                values.add(self.text(n.child_by_field_name("name")))
+                values.add(self.text(n.child_by_field_id(NAME)))
         self._loop_names[key] = (values, contents, read)
         return values, contents, read
 
@@ -1161,7 +1226,7 @@ class _Scope(ScopeLowering):
             return ""
         for n in _walk(node):
             if n.type == "call":
-                return self.m.qualify(n.child_by_field_name("function")) or self.text(n.child_by_field_name("function"))
+                return self.m.qualify(n.child_by_field_id(FUNCTION)) or self.text(n.child_by_field_id(FUNCTION))
         return ""
 
     def objects_of(self, name: str) -> set[int]:
@@ -1203,17 +1268,17 @@ class _Scope(ScopeLowering):
                 return _Value(uses=set(), device=True, api=value.api)
             return value
         if kind == "attribute":
-            obj = self.evaluate(node.child_by_field_name("object"))
-            attr = self.text(node.child_by_field_name("attribute"))
+            obj = self.evaluate(node.child_by_field_id(OBJECT))
+            attr = self.text(node.child_by_field_id(ATTRIBUTE))
             row = models.member(attr)
             if row is not None and row.role in (Role.HOST_RESULT, Role.VIEW):
                 return _Value(uses=obj.uses, device=obj.device and row.role is Role.VIEW, api=attr)
             return _Value(uses=obj.uses, device=False)
         if kind == "subscript":
-            base = node.child_by_field_name("value")
+            base = node.child_by_field_id(VALUE)
             inner = self.evaluate(base) if base is not None else _Value()
             extra: set[int] = set()
-            for sub in node.children_by_field_name("subscript"):
+            for sub in node.children_by_field_id(SUBSCRIPT):
                 extra |= self.evaluate(sub).uses
             size = None
             if inner.uses and base is not None and base.type == "identifier":
@@ -1269,7 +1334,7 @@ class _Scope(ScopeLowering):
 
     def slice_extent(self, subscript: Node) -> Size | str | None:
         """`x[:n]` -> Size of `n`; `x[:]`/`x[...]` -> "full"; anything else -> None."""
-        subs = subscript.children_by_field_name("subscript")
+        subs = subscript.children_by_field_id(SUBSCRIPT)
         if len(subs) != 1:
             return None
         sub = subs[0]
@@ -1315,22 +1380,22 @@ class _Scope(ScopeLowering):
         """Evaluate a call's receiver and arguments (their reads) and its `out=` write; without
         `parts`, each of them is an empty value (see `_Scope.inert`)."""
         evaluate = self.evaluate if parts else _nothing
-        function = node.child_by_field_name("function")
-        args = node.child_by_field_name("arguments")
+        function = node.child_by_field_id(FUNCTION)
+        args = node.child_by_field_id(ARGUMENTS)
         qual = self.m.qualify(function)
         last = qual.rsplit(".", 1)[-1] if qual else (self.text(function).rsplit(".", 1)[-1] if function is not None else "")
         positional: list[Node] = []
         keywords: dict[str, Node] = {}
         for a in (args.named_children if args is not None else []):
             if a.type == "keyword_argument":
-                keywords[self.text(a.child_by_field_name("name"))] = a.child_by_field_name("value")
+                keywords[self.text(a.child_by_field_id(NAME))] = a.child_by_field_id(VALUE)
             elif a.type != "comment":
                 positional.append(a)
         uses: set[int] = set()
         receiver: _Value | None = None
         recv_node: Node | None = None
         if function is not None and function.type == "attribute":
-            recv_node = function.child_by_field_name("object")
+            recv_node = function.child_by_field_id(OBJECT)
             receiver = evaluate(recv_node)
         elif function is not None and function.type in ("identifier", "subscript"):
             # Calling a module moved to the device, a function of the scope (what it reads), a
@@ -1487,7 +1552,7 @@ class _Scope(ScopeLowering):
         if to_device and not c.receiver.device:
             staged = None
             if c.recv_node is not None and c.recv_node.type == "call":
-                inner_qual = self.m.qualify(c.recv_node.child_by_field_name("function"))
+                inner_qual = self.m.qualify(c.recv_node.child_by_field_id(FUNCTION))
                 if _torch_factory(inner_qual):
                     staged = inner_qual
             elif c.recv_name in self.host_factories and self.name_count(c.recv_name) <= 2:
@@ -1536,7 +1601,7 @@ class _Scope(ScopeLowering):
         """A callable no table knows (a module, a function of the program, a closure) given a device
         object: what it computes from it is on the device (DESIGN §4), unless it is a function of
         this file whose every `return` gives a host value."""
-        function = c.node.child_by_field_name("function")
+        function = c.node.child_by_field_id(FUNCTION)
         if function is None or function.type not in ("identifier", "attribute") or not any(
                 v.device for v in c.arg_values):
             return False
@@ -1574,8 +1639,8 @@ def _is_cuda_device(text: Callable[[Node | None], str], node: Node | None) -> bo
     if node.type == "string":
         return "cuda" in text(node)
     if node.type == "call":
-        args = node.child_by_field_name("arguments")
-        return "device" in text(node.child_by_field_name("function")) and args is not None and any(
+        args = node.child_by_field_id(ARGUMENTS)
+        return "device" in text(node.child_by_field_id(FUNCTION)) and args is not None and any(
             _is_cuda_device(text, a) for a in args.named_children)
     if node.type in ("identifier", "attribute"):
         return bool(_DEVICE_NAME.search(text(node)))
@@ -1602,7 +1667,7 @@ def _text_of(source: bytes, ascii: bool) -> Callable[[Node | None], str]:
 def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) -> None:
     """Every suite under the scope's body (nested scopes' too), for fixes: where a statement may
     go is span arithmetic."""
-    within = scope.child_by_field_name("body") if scope.type == "function_definition" else scope
+    within = scope.child_by_field_id(BODY) if scope.type == "function_definition" else scope
     if within is not None:
         first = bisect_left(blocks, (within.start_byte, -1))
         last = bisect_right(blocks, (within.end_byte, within.end_byte))
@@ -1611,7 +1676,7 @@ def _add_suites(timeline: Timeline, blocks: list[tuple[int, int]], scope: Node) 
 
 def _callee(node: Node) -> Node | None:
     """What a decorator calls or names: `cuda.jit` of `@cuda.jit(device=True)`."""
-    return node.child_by_field_name("function") if node.type == "call" else node
+    return node.child_by_field_id(FUNCTION) if node.type == "call" else node
 
 
 def _walk(node: Node | None):
@@ -1621,7 +1686,7 @@ def _walk(node: Node | None):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.named_children))
+        stack.extend(current.named_children[::-1])
 
 
 def _nothing(node: Node | None, bound: bool = False) -> _Value:
@@ -1656,12 +1721,12 @@ def _stored_in_container(scope: _Scope, node: Node) -> bool:
     parent = node.parent
     if parent is None or parent.type != "argument_list" or parent.parent is None:
         return False
-    function = parent.parent.child_by_field_name("function")
+    function = parent.parent.child_by_field_id(FUNCTION)
     return function is not None and function.type == "attribute" and scope.text(
-        function.child_by_field_name("attribute")) in models.CONTAINER_STORES
+        function.child_by_field_id(ATTRIBUTE)) in models.CONTAINER_STORES
 
 
 def _root_name(scope: _Scope, node: Node | None) -> str | None:
     while node is not None and node.type in ("attribute", "subscript", "call"):
-        node = node.child_by_field_name("object") or node.child_by_field_name("value") or node.child_by_field_name("function")
+        node = node.child_by_field_id(OBJECT) or node.child_by_field_id(VALUE) or node.child_by_field_id(FUNCTION)
     return scope.text(node) if node is not None and node.type == "identifier" else None

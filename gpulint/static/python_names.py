@@ -6,7 +6,7 @@ the models tables only, never on the objects a scope's lowering tracks.
 """
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
@@ -14,6 +14,8 @@ from tree_sitter import Node
 
 from gpulint import models
 from gpulint.models.api import Role
+from gpulint.static.python_grammar import (ALIAS, ARGUMENTS, ATTRIBUTE, BODY, DEFINITION, FUNCTION, LEFT, NAME, OBJECT,
+                                           PARAMETERS, RIGHT, SUPERCLASSES, VALUE)
 
 # Nodes that open a scope of their own: their bodies are not the enclosing scope's code.
 SCOPE_NODES = ("function_definition", "class_definition", "lambda")
@@ -33,7 +35,11 @@ _TARGETS = frozenset({"assignment", "augmented_assignment", "for_statement", "fo
 _HOLDS_STATEMENTS: dict[str, bool] = {}  # `_holds_statements` by node kind, as met
 # In an expression's text, what may bind a name there: `:=`, a comprehension's `for` (not the
 # `for` in `format`, `forward`, `transforms`; a digit may stand right before it: `[1for x in y]`).
-_BINDS_IN_EXPRESSION = re.compile(rb":=|(?<![A-Za-z_])for(?![A-Za-z0-9_])")
+_NAME_START_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_BYTES = _NAME_START_BYTES | frozenset(b"0123456789")
+# Nodes with nothing under them that could bind a name, whatever their text.
+_BINDS_NOTHING = frozenset({"identifier", "comment", "integer", "float", "true", "false", "none", "ellipsis",
+                            "dotted_name"})
 _PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
              "parenthesized_expression", "list_splat_pattern")
 
@@ -57,7 +63,7 @@ def code_nodes(node: Node | None) -> Iterator[Node]:
         yield current
         if current is not node and current.type in ("function_definition", "class_definition"):
             continue
-        stack.extend(reversed(current.named_children))
+        stack.extend(current.named_children[::-1])
 
 
 def _key(node: Node) -> tuple[int, int, str]:
@@ -76,17 +82,20 @@ class Names:
         self._free: dict[tuple, frozenset[str]] = {}
         self._scope: dict[tuple, tuple[frozenset[str], frozenset[str]]] = {}
         self._launches: dict[tuple, bool] = {}
+        self._returns_host: dict[tuple, bool] = {}
+        self._parameters: dict[tuple, frozenset[str]] = {}
         # The module's functions by name (those defined at the top level, also under an `if`/`try`).
         self.top_defs: dict[str, list[Node]] = defaultdict(list)
         self.top_classes: list[Node] = []
         self._reach: dict[str, frozenset[str]] = {}
+        self._binder_offsets: list[int] | None = None
         stack = list(root.named_children)
         while stack:
             node = stack.pop()
             if node.type == "decorated_definition":
-                node = node.child_by_field_name("definition") or node
+                node = node.child_by_field_id(DEFINITION) or node
             if node.type == "function_definition":
-                self.top_defs[self.text(node.child_by_field_name("name"))].append(node)
+                self.top_defs[self.text(node.child_by_field_id(NAME))].append(node)
             elif node.type == "class_definition":
                 self.top_classes.append(node)
             elif node.type in ("if_statement", "try_statement", "with_statement", "block", "else_clause",
@@ -126,12 +135,12 @@ class Names:
         reads: set[str] = set()
         stores: set[str] = set()
         declared: set[str] = set()
-        params = fn.child_by_field_name("parameters")
+        params = fn.child_by_field_id(PARAMETERS)
         for p in params.named_children if params is not None else []:
             self._parameter(p, reads, stores)
         if fn.type == "class_definition":
-            self._reads(fn.child_by_field_name("superclasses"), reads, stores, declared)
-        self._reads(fn.child_by_field_name("body"), reads, stores, declared)
+            self._reads(fn.child_by_field_id(SUPERCLASSES), reads, stores, declared)
+        self._reads(fn.child_by_field_id(BODY), reads, stores, declared)
         free = frozenset(reads - (stores - declared))
         self._free[key] = free
         return free
@@ -140,14 +149,14 @@ class Names:
         if p.type == "identifier":
             stores.add(self.text(p))
             return
-        name = p.child_by_field_name("name")
+        name = p.child_by_field_id(NAME)
         if name is None and p.named_children and p.named_children[0].type in ("identifier", "list_splat_pattern",
                                                                               "dictionary_splat_pattern"):
             name = p.named_children[0]
         for n in code_nodes(name):
             if n.type == "identifier":
                 stores.add(self.text(n))
-        value = p.child_by_field_name("value")  # a default: read where the function is defined
+        value = p.child_by_field_id(VALUE)  # a default: read where the function is defined
         if value is not None:
             self._reads(value, reads, stores, set())
 
@@ -161,14 +170,14 @@ class Names:
             if kind == "identifier":
                 reads.add(self.text(n))
             elif kind in ("function_definition", "class_definition"):
-                stores.add(self.text(n.child_by_field_name("name")))
+                stores.add(self.text(n.child_by_field_id(NAME)))
                 reads |= self.free_names(n)
             elif kind == "lambda":
                 reads |= self.free_names(n)
             elif kind == "attribute":
-                stack.append(n.child_by_field_name("object"))
+                stack.append(n.child_by_field_id(OBJECT))
             elif kind == "keyword_argument":
-                value = n.child_by_field_name("value")
+                value = n.child_by_field_id(VALUE)
                 if value is not None:
                     stack.append(value)
             elif kind in ("global_statement", "nonlocal_statement"):
@@ -183,9 +192,9 @@ class Names:
 
     def _imported(self, node: Node) -> set[str]:
         names = set()
-        for child in node.children_by_field_name("name"):
+        for child in node.children_by_field_id(NAME):
             if child.type == "aliased_import":
-                names.add(self.text(child.child_by_field_name("alias")))
+                names.add(self.text(child.child_by_field_id(ALIAS)))
             else:
                 names.add(self.text(child).split(".")[0])
         return names
@@ -194,11 +203,11 @@ class Names:
         """The plain names a binding construct binds (`a, b = ...`, `for i in`, `as f`, `del x`)."""
         kind = node.type
         if kind in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
-            return _names_in(node.child_by_field_name("left"))
+            return _names_in(node.child_by_field_id(LEFT))
         if kind == "as_pattern_target":
             return _names_in(node.named_children[0] if node.named_children else None)
         if kind == "named_expression":
-            name = node.child_by_field_name("name")
+            name = node.child_by_field_id(NAME)
             return [name] if name is not None else []
         if kind == "delete_statement":
             return [c for c in node.named_children if c.type == "identifier"]
@@ -213,38 +222,42 @@ class Names:
             return cached
         bindings: dict[str, list[frozenset[str] | None]] = defaultdict(list)
         if scope.type == "function_definition":
-            params = scope.child_by_field_name("parameters")
+            params = scope.child_by_field_id(PARAMETERS)
             for p in params.named_children if params is not None else []:
                 stores: set[str] = set()
                 self._parameter(p, set(), stores)
                 for name in stores:
                     bindings[name].append(None)  # whatever the caller passes
-            body: Node | None = scope.child_by_field_name("body")
+            body: Node | None = scope.child_by_field_id(BODY)
         else:
             body = scope
         # The walk of `code_nodes`, inline: it is the hottest loop of the names' facts.  It does
         # not enter an expression whose text has no `:=` and no word `for` (most of them): nothing
-        # in it binds a name.
-        source = self.source
-        binds_in = _BINDS_IN_EXPRESSION.search
+        # in it binds a name.  Where those are in the file is found once, for every scope.
+        binders = self._binder_offsets
+        if binders is None:
+            binders = self._binder_offsets = _binder_offsets(self.source)
         holds_statements = _HOLDS_STATEMENTS
-        stack = list(reversed(body.named_children)) if body is not None else []
+        # In any order: each name's bindings are a set of facts, and host-ness a fixed point.
+        stack = list(body.named_children) if body is not None else []
         while stack:
             n = stack.pop()
             kind = n.type
             if kind not in _BINDERS:
+                if kind in _BINDS_NOTHING:
+                    continue
                 holds = holds_statements.get(kind)
                 if holds is None:
                     holds = holds_statements[kind] = _holds_statements(kind)
-                if holds or n.has_error or binds_in(source, n.start_byte, n.end_byte) is not None:
-                    stack.extend(reversed(n.named_children))
+                if holds or n.has_error or _any_within(binders, n.start_byte, n.end_byte):
+                    stack.extend(n.named_children)
                 continue
             if kind in ("function_definition", "class_definition"):
-                bindings[self.text(n.child_by_field_name("name"))].append(None)
+                bindings[self.text(n.child_by_field_id(NAME))].append(None)
                 continue  # a definition's body is a scope of its own
-            stack.extend(reversed(n.named_children))
+            stack.extend(n.named_children)
             if kind in ("assignment", "augmented_assignment"):
-                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                left, right = n.child_by_field_id(LEFT), n.child_by_field_id(RIGHT)
                 targets = _names_in(left)
                 values = right.named_children if right is not None and left is not None and left.type in (
                     "pattern_list", "tuple_pattern") and right.type in ("expression_list", "tuple") and len(
@@ -256,8 +269,8 @@ class Names:
                         deps = deps | {self.text(target)}
                     bindings[self.text(target)].append(deps)
             elif kind in ("for_statement", "for_in_clause"):
-                deps = self.host_deps(n.child_by_field_name("right"))
-                for target in _names_in(n.child_by_field_name("left")):
+                deps = self.host_deps(n.child_by_field_id(RIGHT))
+                for target in _names_in(n.child_by_field_id(LEFT)):
                     bindings[self.text(target)].append(deps)
             elif kind == "with_item":
                 pattern = n.named_children[0] if n.named_children else None
@@ -267,9 +280,9 @@ class Names:
                                             if pattern.named_children[1].named_children else None):
                         bindings[self.text(target)].append(deps)
             elif kind == "named_expression":
-                name = n.child_by_field_name("name")
+                name = n.child_by_field_id(NAME)
                 if name is not None:
-                    bindings[self.text(name)].append(self.host_deps(n.child_by_field_name("value")))
+                    bindings[self.text(name)].append(self.host_deps(n.child_by_field_id(VALUE)))
             elif kind in ("import_statement", "import_from_statement", "global_statement", "nonlocal_statement",
                           "delete_statement"):
                 names = self._imported(n) if kind.startswith("import") else {
@@ -299,6 +312,23 @@ class Names:
         self._scope[key] = result
         return result
 
+    def holds_host(self, scope: Node, name: str) -> bool:
+        """Whether `name` only ever holds host values in `scope` (`scope_names`).  A parameter never
+        does (it holds whatever the caller passes): saying so needs no walk of the scope."""
+        return name not in self.parameters(scope) and name in self.scope_names(scope)[1]
+
+    def parameters(self, scope: Node) -> frozenset[str]:
+        """The names a function's parameters bind (none for the module)."""
+        key = _key(scope)
+        cached = self._parameters.get(key)
+        if cached is None:
+            stores: set[str] = set()
+            params = scope.child_by_field_id(PARAMETERS) if scope.type == "function_definition" else None
+            for p in params.named_children if params is not None else []:
+                self._parameter(p, set(), stores)
+            cached = self._parameters[key] = frozenset(stores)
+        return cached
+
     def host_deps(self, node: Node | None) -> frozenset[str] | None:
         """None when the expression may give a device value; else the names whose values it is
         made of (it is a host value when they all hold host values)."""
@@ -314,9 +344,9 @@ class Names:
             if kind == "identifier":
                 deps.add(self.text(n))
             elif kind == "attribute":
-                row = models.member(self.text(n.child_by_field_name("attribute")))
+                row = models.member(self.text(n.child_by_field_id(ATTRIBUTE)))
                 if not (self.qualify(n).startswith(models.HOST_MODULES) or (row is not None and row.role is Role.HOST_RESULT)):
-                    stack.append(n.child_by_field_name("object"))  # `x.shape`, `np.float32` are host values
+                    stack.append(n.child_by_field_id(OBJECT))  # `x.shape`, `np.float32` are host values
             elif kind == "call":
                 part = self._call_part(n)
                 if part is False:
@@ -332,7 +362,7 @@ class Names:
     def _call_part(self, node: Node) -> Node | None | bool:
         """For a call's host-ness: None when its value is a host value whatever it is given, the
         part whose host-ness it has, or False when it may be a device value."""
-        function = node.child_by_field_name("function")
+        function = node.child_by_field_id(FUNCTION)
         if self.qualify(function).startswith(models.HOST_MODULES):
             return None  # `np.load(p)`, `os.path.join(d, f)`, `Image.open(p)`
         if function is not None and function.type == "identifier":
@@ -340,36 +370,38 @@ class Names:
             if row is not None and row.role is Role.HOST_RESULT:
                 return None  # `len(x)`, `str(x)`, `open(p)`
             if row is not None and not row.launches:  # `sorted(names)`, `enumerate(lines)`
-                return node.child_by_field_name("arguments") or False
+                return node.child_by_field_id(ARGUMENTS) or False
             return False
         if function is not None and function.type == "attribute":
-            row = models.member(self.text(function.child_by_field_name("attribute")))
+            row = models.member(self.text(function.child_by_field_id(ATTRIBUTE)))
             if row is not None and row.role is Role.HOST_RESULT:
                 return None  # `x.item()`, `x.tolist()`, `x.cpu()`
             if row is not None and row.role in (Role.TRANSFER, Role.FACTORY):
                 return False  # `x.cuda()`, `x.new_zeros(n)`: on the device, wherever `x` is
-            return function.child_by_field_name("object") or False  # a method of a host value
+            return function.child_by_field_id(OBJECT) or False  # a method of a host value
         return False
 
     # ------------------------------------------------------------------ launches
-    def call_launches(self, call: Node, host: Callable[[], frozenset[str]]) -> bool:
-        """Whether a call may launch GPU work, knowing which names hold host values (`host()`, asked
-        only for a method of a name: working them out walks the whole scope); a call of a
-        same-file function says True here (the caller looks into the function)."""
-        function = call.child_by_field_name("function")
+    def call_launches(self, call: Node, scope: Node) -> bool:
+        """Whether a call in `scope` may launch GPU work, knowing which names hold host values there
+        (`holds_host`, asked only for a method of a name); a call of a same-file function says
+        True here (the caller looks into the function)."""
+        function = call.child_by_field_id(FUNCTION)
         qual = self.qualify(function)
-        method = self.text(function.child_by_field_name("attribute")) if function is not None and \
+        method = self.text(function.child_by_field_id(ATTRIBUTE)) if function is not None and \
             function.type == "attribute" else ""
         if models.launches_nothing(qual, method):
             return False
         root = function
         while root is not None and root.type in ("attribute", "call", "subscript"):
-            root = root.child_by_field_name("object") or root.child_by_field_name("function") or \
-                root.child_by_field_name("value")
+            root = root.child_by_field_id(OBJECT) or root.child_by_field_id(FUNCTION) or \
+                root.child_by_field_id(VALUE)
         if root is not None and root.type == "identifier" and root is not function:
             # A method of a host value (`line.rstrip()`), of what a host library gave (`Image.open(p).convert()`).
-            return not (self.text(root) in host() or self.qualify(root).startswith(models.HOST_MODULES)
-                        or f"{self.qualify(root)}.".startswith(models.HOST_MODULES))
+            # `holds_host` last: it may walk the whole scope.
+            root_qual = self.qualify(root)
+            return not (root_qual.startswith(models.HOST_MODULES) or f"{root_qual}.".startswith(models.HOST_MODULES)
+                        or self.holds_host(scope, self.text(root)))
         return True
 
     def function_launches(self, fn: Node) -> bool:
@@ -380,13 +412,9 @@ class Names:
         if cached is not None:
             return cached
         self._launches[key] = True  # recursion: assume it does
-
-        def host() -> frozenset[str]:
-            return self.scope_names(fn)[1]
-
         answer = False
-        for n in code_nodes(fn.child_by_field_name("body")):
-            if n.type != "call" or not self.call_launches(n, host):
+        for n in code_nodes(fn.child_by_field_id(BODY)):
+            if n.type != "call" or not self.call_launches(n, fn):
                 continue
             callee = self.callee(n)
             if callee is None or any(self.function_launches(d) for d in callee):
@@ -397,22 +425,54 @@ class Names:
 
     def callee(self, call: Node) -> list[Node] | None:
         """The top-level functions of this file a call by plain name may run."""
-        function = call.child_by_field_name("function")
+        function = call.child_by_field_id(FUNCTION)
         if function is None or function.type != "identifier":
             return None
         return self.top_defs.get(self.text(function)) or None
 
     def returns_host(self, fn: Node) -> bool:
         """Every `return` of the function gives a host value (or it returns nothing)."""
-        for n in code_nodes(fn.child_by_field_name("body")):
+        key = _key(fn)
+        cached = self._returns_host.get(key)
+        if cached is None:
+            cached = self._returns_host[key] = self._every_return_host(fn)
+        return cached
+
+    def _every_return_host(self, fn: Node) -> bool:
+        for n in code_nodes(fn.child_by_field_id(BODY)):
             if n.type in ("yield", "await"):
                 return False
             if n.type == "return_statement" and n.named_children:
                 deps = self.host_deps(n.named_children[0])
                 # The names of host values, worked out only when a `return` gives a value.
-                if deps is None or not deps <= self.scope_names(fn)[1]:
+                if deps is None or (deps and not deps <= self.scope_names(fn)[1]):
                     return False
         return True
+
+
+def _binder_offsets(source: bytes) -> list[int]:
+    """Where the file has `:=` and the word `for`, in order: what may bind a name in an expression.
+    Found with `bytes.find` (a regular expression with these two branches tries every byte: 9x
+    slower)."""
+    found = []
+    at = source.find(b":=")
+    while at >= 0:
+        found.append(at)
+        at = source.find(b":=", at + 2)
+    size = len(source)
+    at = source.find(b"for")
+    while at >= 0:
+        if (at == 0 or source[at - 1] not in _NAME_START_BYTES) and (at + 3 >= size or source[at + 3] not in _NAME_BYTES):
+            found.append(at)
+        at = source.find(b"for", at + 3)
+    found.sort()
+    return found
+
+
+def _any_within(offsets: list[int], start: int, end: int) -> bool:
+    """Whether a sorted list holds an offset in [start, end)."""
+    at = bisect_left(offsets, start)
+    return at < len(offsets) and offsets[at] < end
 
 
 def _names_in(node: Node | None) -> list[Node]:
