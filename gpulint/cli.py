@@ -239,7 +239,10 @@ def check(paths, select, extend_select, ignore, exclude, extend_include, no_resp
     elif "-" in paths:
         _fail("`-` (standard input) must be the only path")
     else:
-        report = check_paths(list(paths) or ["."], resolver, cache=not no_cache)
+        from gpulint.output import SHOW_FIXES
+
+        report = check_paths(list(paths) or ["."], resolver, cache=not no_cache,
+                             fixes=fmt in SHOW_FIXES and not statistics and not add_ignore)
     if confirm_trace is not None:
         report.findings = _confirmed(report.findings, confirm_trace, settings)
     report.findings, small = _at_least(report.findings, settings.min_bytes)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from gpulint.config import Resolver, Settings
 from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
                                resolver_of)
-from gpulint.findings import Finding
+from gpulint.findings import Finding, Fix
 from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
 from gpulint.results import FileResult, Report
@@ -82,9 +82,11 @@ def analyse_unit(unit: Unit, codes: list[str], settings: Settings, result: FileR
 
 
 def check_file(path: Path, settings: Settings, codes: list[str],
-               read: tuple[bytes | None, str | None] | None = None, program: ProgramView | None = None) -> FileResult:
+               read: tuple[bytes | None, str | None] | None = None, program: ProgramView | None = None,
+               build_fixes: bool = True) -> FileResult:
     """One file's result; `read` is what `read_source` gave when the caller already read it;
-    `program`: what the rest of the program's functions and kernels do (see `static.program`)."""
+    `program`: what the rest of the program's functions and kernels do (see `static.program`);
+    `build_fixes`: see `analyse_source`."""
     display = display_path(path)
     result = FileResult(display)
     try:
@@ -99,13 +101,17 @@ def check_file(path: Path, settings: Settings, codes: list[str],
     except Exception as exc:  # reading must not lose the other files either
         internal_error(result, display, "reading", exc, settings)
         return result
-    return analyse_source(path, display, data, settings, codes, result, program=program)
+    return analyse_source(path, display, data, settings, codes, result, program=program, build_fixes=build_fixes)
 
 
 def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
-                   result: FileResult | None = None, program: ProgramView | None = None) -> FileResult:
+                   result: FileResult | None = None, program: ProgramView | None = None,
+                   build_fixes: bool = True) -> FileResult:
     """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses),
-    and its summary for the rest of the program."""
+    and its summary for the rest of the program.  Rules give fixes as `LazyFix`es; `build_fixes`
+    builds those of the findings kept, here (a builder's bug is an internal error of this file,
+    and the file's histories are freed with it); without it each is built when first read, and
+    findings whose fix nobody reads never build one."""
     result = result or FileResult(display)
     program = program if program is not None else ProgramView()
     result.depends = digest_of_view(program)
@@ -133,6 +139,11 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         result.findings = suppress(findings, suppressions)
         if "GL901" in codes:
             result.findings.extend(unused_suppression(suppressions, text, display, codes))
+        if build_fixes:
+            phase = "building fixes"
+            for finding in result.findings:
+                if finding.fix_pending:
+                    finding.fix  # noqa: B018  (reading it builds it)
     except RecursionError:
         return _unreadable(result, display, "too deeply nested to analyse")
     except Exception as exc:  # an analysis bug must not lose the other files
@@ -193,17 +204,24 @@ def _sites_of(unit: Unit) -> tuple[int, int]:
 
 def withhold_fixes_in_macros(findings: list[Finding], expanded: list[tuple[int, int]]) -> None:
     """A fix that would edit at or inside an expanded macro use is dropped: the finding stands (it
-    is true of the expansion), but the text there is not the code the fix was built from."""
-    for finding in findings:
-        if finding.fix is not None and finding.fix.edits and touches_macro_uses(finding.fix, expanded):
-            finding.fix = None
+    is true of the expansion), but the text there is not the code the fix was built from.  Decided
+    when the fix is built."""
+    def withhold(finding: Finding, fix: Fix | None) -> Fix | None:
+        if fix is not None and fix.edits and touches_macro_uses(fix, expanded):
             finding.properties["fix_withheld"] = "edits a macro use"
+            return None
+        return fix
+
+    for finding in findings:
+        finding.refine_fix(withhold)
 
 
 # ------------------------------------------------------------------------- many files
 
 
-Job = tuple[Path, Settings, list[str], "tuple[bytes | None, str | None] | None", "ProgramView | None"]
+# check_file's arguments: the file, its settings and codes, what reading it gave, the program's view,
+# whether to build fixes now.
+Job = tuple[Path, Settings, list[str], "tuple[bytes | None, str | None] | None", "ProgramView | None", bool]
 # Rounds of the second pass at most: each settles one more level of calls between files (a chain
 # of functions across files, each calling the next, needs one round per file).
 MAX_ROUNDS = 8
@@ -242,6 +260,9 @@ class _Runner:
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
 
+            # A worker's result comes back pickled, which builds its fixes: build them in the job,
+            # where a builder's bug is the file's internal error.
+            jobs = [(*job[:-1], True) for job in jobs]
             try:
                 if self.pool is None:
                     self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
@@ -292,11 +313,13 @@ def _included_bytes(paths: list[Path], seen: dict[Path, bytes]) -> bytes:
     return digest.digest() if paths else b""
 
 
-def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False) -> Report:
+def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False, fixes: bool = True) -> Report:
     """Check every file under `paths` as one program (see `static.program`); with `cache`, files
     whose bytes (and those of the files they include), settings and the summaries they depend on
     are unchanged are read from `.gpulint_cache/`.  A file is read once, here, and handed to the
-    job that analyses it."""
+    job that analyses it.  `fixes=False`: the caller reads no fix (a format that prints none), so
+    fixes are built only where one is read, or where results are stored or come from a worker
+    process (both keep built fixes)."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -343,12 +366,13 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                          for f, found in includes.items() if f in names}
         # First pass: every file not in the cache.
         pending = [i for i, r in enumerate(results) if r is None]
+        build_fixes = fixes or store is not None
         if runner.in_process(len(pending)):
-            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names)
+            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names, build_fixes)
         else:  # each file on its own, in parallel
-            for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending])):
+            for i, result in zip(pending, runner.run([(*work[i], reads[i], None, build_fixes) for i in pending])):
                 results[i] = result
-        _second_pass(runner, work, reads, displays, results, include_names)
+        _second_pass(runner, work, reads, displays, results, include_names, build_fixes)
     finally:
         runner.close()
         _PARSED.clear()
@@ -363,7 +387,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
 def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
                          reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
                          results: list[FileResult | None], includes: dict[Path, list[Path]],
-                         include_names: dict[str, list[str]]) -> None:
+                         include_names: dict[str, list[str]], build_fixes: bool) -> None:
     """The first pass in this process: files analysed after the files they include, each against
     the summaries of the files done before it (`LiveView`), so that a file whose names all resolve
     to files done before it is already analysed as the second pass would (a helper header's
@@ -373,7 +397,7 @@ def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, li
         if result is not None and result.summary is not None:
             definitions.add(displays[i], result.summary)
     for i in _analysis_order(pending, work, reads, includes):
-        results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i])))
+        results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i]), build_fixes))
         if result.summary is not None:
             definitions.add(displays[i], result.summary)
 
@@ -430,7 +454,7 @@ def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[st
 
 def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
                  reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
-                 results: list[FileResult | None], includes: dict[str, list[str]]) -> None:
+                 results: list[FileResult | None], includes: dict[str, list[str]], build_fixes: bool) -> None:
     """Analyse again, against the others' summaries, each file whose names resolve to summaries
     other than those it was analysed with; until no summary changes (or MAX_ROUNDS)."""
     for _ in range(MAX_ROUNDS):
@@ -446,7 +470,7 @@ def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
                     stale.append((i, view))
         if not stale:
             return
-        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale])):
+        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view, build_fixes) for i, view in stale])):
             results[i] = result
 
 
