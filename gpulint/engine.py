@@ -167,19 +167,33 @@ class _ParseCache:
             self.trees[key] = (parsed, list(notes))
             self.held += len(key[1])
             # Out of the collector's sight: every full collection would walk the kept trees again.
-            gc.freeze()
+            _out_of_collectors_sight()
 
     def get(self, key: tuple[str, bytes, str]) -> tuple[frontends.Parsed, list[str]] | None:
         return self.trees.get(key)
 
     def clear(self) -> None:
-        if self.trees:
-            self.trees.clear()
-            self.held = 0
-            gc.unfreeze()
+        self.trees.clear()
+        self.held = 0
 
 
 _PARSED = _ParseCache()
+_frozen = False  # objects were moved out of the collector's sight during this run
+
+
+def _out_of_collectors_sight() -> None:
+    """Every object alive now is one the run keeps until it ends (kept trees, the histories of
+    fixes not built yet): the cyclic collector stops walking them until `_back_in_sight`."""
+    global _frozen
+    gc.freeze()
+    _frozen = True
+
+
+def _back_in_sight() -> None:
+    global _frozen
+    if _frozen:
+        gc.unfreeze()
+        _frozen = False
 
 
 def _parse_key(display: str, text: bytes, settings: Settings) -> tuple[str, bytes, str]:
@@ -232,10 +246,15 @@ def _job(args: Job) -> FileResult:
     # cycles (about a hundred for a 75,000-line function, freed by the next collection after the
     # file): the cyclic collector would only walk the live ones again and again, a cost that grows
     # with the file (17% of a 75,000-line function even with a 50,000-object threshold).
+    # A result whose fixes are not built yet keeps its file's histories alive for them: out of the
+    # collector's sight too, or the first collections after the file walk all of them again.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return check_file(*args)
+        result = check_file(*args)
+        if any(f.fix_pending for f in result.findings):
+            _out_of_collectors_sight()
+        return result
     finally:
         if enabled:
             gc.enable()
@@ -376,6 +395,7 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
     finally:
         runner.close()
         _PARSED.clear()
+        _back_in_sight()
     for i, result in enumerate(results):
         # A result with an internal error is not the file's true result: analyse it again next time.
         if store is not None and keys[i] is not None and result is not None and not result.errors \
