@@ -117,3 +117,25 @@ def test_long_call_chain_is_lowered(tmp_path):
     # p (allocated on main's third line) waits for one launch (GL001) and is never freed (GL005).
     alloc_row = 2 + n + 4 * n + 3
     assert sorted((f.code, f.location.row) for f in report.findings) == [("GL001", alloc_row), ("GL005", alloc_row)]
+
+
+def test_gl003_reuse_search_from_the_nearest_leaf_answers_what_a_scan_answers() -> None:
+    """GL003's tree of release times, searched bottom-up (issue 19, point 2), against a scan of
+    every position, with positions chosen for reuse (set to -1) along the way."""
+    import random
+
+    from gpulint.rules.gl003_redundant_allocation import _MaxTree
+
+    rng = random.Random(19)
+    for _ in range(2000):
+        n = rng.randint(0, 40)
+        values = [float(rng.randint(-1, 10)) for _ in range(n)]
+        tree = _MaxTree(values)
+        for _ in range(20):
+            if n and rng.random() < 0.3:
+                i = rng.randrange(n)
+                values[i] = float(rng.randint(-1, 10))
+                tree.set(i, values[i])
+            end, threshold = rng.randint(0, n + 2), float(rng.randint(-1, 11))  # times are >= 0: -1 is "none"
+            expected = max((i for i in range(min(end, n)) if values[i] > threshold), default=-1)
+            assert tree.rightmost_above(end, threshold) == expected
