@@ -139,3 +139,27 @@ def test_gl003_reuse_search_from_the_nearest_leaf_answers_what_a_scan_answers() 
             end, threshold = rng.randint(0, n + 2), float(rng.randint(-1, 11))  # times are >= 0: -1 is "none"
             expected = max((i for i in range(min(end, n)) if values[i] > threshold), default=-1)
             assert tree.rightmost_above(end, threshold) == expected
+
+
+def test_first_from_climbs_to_the_answer_and_answers_what_a_scan_answers() -> None:
+    """`Timeline.first_from` searched from the nearest events upwards, building only the tables it
+    climbs to (issue 19, point 2), against a scan of the events."""
+    import random
+
+    from gpulint.findings import Location
+    from gpulint.history import Event, Op, Timeline
+
+    rng = random.Random(19)
+    where = Location("a.cu", 1, 1)
+    for _ in range(1500):
+        timeline = Timeline(end_t=999)
+        times = rng.sample(range(300), rng.randint(0, 140))  # in no order: the table sorts them
+        for t in times:
+            start = None if rng.random() < 0.2 else rng.randint(0, 100)
+            timeline.events.append(Event(t, Op.LAUNCH, "k", where, stmt_start=start,
+                                         stmt_end=None if start is None else start + 3))
+        for _ in range(15):
+            offset, after = rng.randint(-5, 110), rng.randint(-5, 305)
+            expected = min((e.t for e in timeline.events if e.t > after and e.stmt_start is not None
+                            and e.stmt_start >= offset), default=999)
+            assert timeline.first_from(offset, after) == expected
