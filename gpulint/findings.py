@@ -117,6 +117,10 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.location.path, self.location.row, self.location.column, self.code, self.message)
 
+    def defer_fix(self, build: Callable[..., "Fix | None"], *args: Any) -> None:
+        """The fix is `build(*args)`, built when first read (see `LazyFix`)."""
+        self.__dict__["_fix"] = LazyFix(build, *args)
+
     def refine_fix(self, refine: Callable[["Finding", "Fix | None"], "Fix | None"]) -> None:
         """Pass the fix through `refine` (which may drop it and say why in `properties`): now when
         it is built, when it is built otherwise."""

@@ -1,6 +1,6 @@
-"""Fixes are built when they are asked for (issue 19, point 2): a rule gives its fix as a `LazyFix`
-(the builder and its inputs), the finding builds it the first time `fix` is read, and a check whose
-output prints no fix builds none."""
+"""Fixes are built when they are asked for (issue 19, point 2): a rule defers its fix
+(`Finding.defer_fix`: a `LazyFix`, the builder and its inputs), the finding builds it the first time
+`fix` is read, and a check whose output prints no fix builds none."""
 from __future__ import annotations
 
 import pickle
@@ -30,7 +30,8 @@ def test_a_lazy_fix_is_built_once_on_first_read() -> None:
         calls.append(message)
         return _fix(message)
 
-    finding = _finding(LazyFix(build, "move it"))
+    finding = _finding()
+    finding.defer_fix(build, "move it")
     assert finding.fix_pending and calls == []
     assert finding.fix == _fix("move it") and calls == ["move it"]
     assert finding.fix == _fix("move it") and calls == ["move it"] and not finding.fix_pending

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Applicability, Finding, Fix, LazyFix, Related
+from gpulint.findings import Applicability, Finding, Fix, Related
 from gpulint.fixes.builders import move_allocation_down
 from gpulint.history import Event, ObjectHistory, Op, Unit
 from gpulint.rules.common import (draws_random, gap_distance, gap_related, launches_phrase, lifetime_candidates, line,
@@ -63,7 +63,7 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                    f"{what(use)} at {line(use.location, h.alloc.location)}, after {launches_phrase(distance, h)}")
         related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
         finding = make("GL001", h.alloc.location, message, h, related, distance=distance)
-        finding.fix = LazyFix(_move_down, unit, h, use)
+        finding.defer_fix(_move_down, unit, h, use)
         yield finding
 
 

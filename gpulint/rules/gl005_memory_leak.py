@@ -3,7 +3,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterator
 
-from gpulint.findings import Applicability, Edit, Finding, Fix, LazyFix, Related
+from gpulint.findings import Applicability, Edit, Finding, Fix, Related
 from gpulint.fixes import placement
 from gpulint.fixes.editor import editor_for
 from gpulint.history import Event, ObjectHistory, Unit, guards_within
@@ -97,7 +97,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                            e.location) for e in leaks[:5]]
         related += [Related(f"`{h.name}` is freed here, but not on that path", f.location) for f in h.frees[:2]]
         finding = make("GL005", h.alloc.location, message, h, related)
-        finding.fix = LazyFix(_free_before_exits, unit, h, leaks, allocations)
+        finding.defer_fix(_free_before_exits, unit, h, leaks, allocations)
         yield finding
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Applicability, Edit, Finding, Fix, LazyFix, Related
+from gpulint.findings import Applicability, Edit, Finding, Fix, Related
 from gpulint.fixes import placement
 from gpulint.history import ObjectHistory, Op, Size, SizeUnit, Unit
 from gpulint.rules.common import lifetime_candidates, make, what
@@ -69,7 +69,7 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                    f"{accesses} uses {shown}")
         related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
         finding = make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)
-        finding.fix = LazyFix(_shrink, unit, h, first)
+        finding.defer_fix(_shrink, unit, h, first)
         yield finding
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gpulint.findings import Applicability, Finding, Fix, LazyFix, Related, human_bytes
+from gpulint.findings import Applicability, Finding, Fix, Related, human_bytes
 from gpulint.fixes import placement
 from gpulint.fixes.builders import (around_loop, directly_in, hoistable_names, move_statements,
                                     real_frees, remove_call)
@@ -95,7 +95,7 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             message += f" and `{frees[0].api}` at line {frees[0].location.row} frees it again"
         related = [Related("loop", loop.location), *(Related(f"`{f.api}` of `{h.name}` in the same loop", f.location) for f in frees[:1])]
         finding = make("GL101", alloc.location, message, h, related)
-        finding.fix = LazyFix(_hoist, unit, h, loop, frees)
+        finding.defer_fix(_hoist, unit, h, loop, frees)
         yield finding
     yield from _run_reallocations(unit)
 

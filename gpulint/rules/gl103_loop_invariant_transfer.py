@@ -4,7 +4,7 @@ from collections import Counter
 from typing import Iterator
 
 
-from gpulint.findings import Applicability, Finding, Fix, LazyFix, Location, Related, human_bytes
+from gpulint.findings import Applicability, Finding, Fix, Location, Related, human_bytes
 from gpulint.fixes.builders import around_loop, directly_in, hoistable_names, move_statements
 from gpulint.fixes.editor import editor_for
 from gpulint.history import Access, Event, Kind, Loop, ObjectHistory, Op, Unit
@@ -74,7 +74,7 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             readers = [t.event for t in h.touches if t.use and loop.id in t.event.loops]
             related += [Related(f"{what(e)} only reads `{h.name}`", e.location) for e in readers[:2]]
             finding = make("GL103", event.location, message, h, related)
-            finding.fix = LazyFix(_hoist_copy, unit, h, event, loop)
+            finding.defer_fix(_hoist_copy, unit, h, event, loop)
             yield finding
     yield from _run_repeated_uploads(unit)
 
