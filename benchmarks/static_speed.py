@@ -1102,7 +1102,7 @@ REAL_TARGET = 60_000  # lines/s on one core (issue 19)
 def phase_split(folder: Path, repeat: int) -> str:
     """CPU seconds of each phase of `check_paths` on `folder` in this process (warm: a first run
     fills the caches), best of `repeat` per phase: preprocessing, tree-sitter's parse, building the
-    `syntax` tree (the rest of parsing), lowering to histories, rules with their fixes, and the rest
+    `syntax` tree (the rest of parsing), lowering to histories, rules, building their fixes, and the rest
     (discovery, reading, includes, summaries, the second pass's table, suppressions)."""
     sys.path.insert(0, str(REPO))
     from gpulint import engine
@@ -1135,8 +1135,12 @@ def phase_split(folder: Path, repeat: int) -> str:
             finally:
                 spent["ts"] = spent.get("ts", 0.0) + time.process_time() - t0
 
+    from gpulint.findings import Finding
+
+    # Fixes are built after the rules, when the engine reads them (`LazyFix`): timed on their own.
     patched = [timed(frontends, "parse", "parse"), timed(frontends, "lower", "lower"),
-               timed(engine, "analyse_unit", "rules"), timed(cuda_treesitter, "preprocess", "preprocess")]
+               timed(engine, "analyse_unit", "rules"), timed(cuda_treesitter, "preprocess", "preprocess"),
+               timed(Finding, "_built_fix", "fixes")]
     real_parser = cuda_treesitter._parser()
     patched.append((cuda_treesitter, "_parser", cuda_treesitter._parser))
     cuda_treesitter._parser = lambda: TimedParser(real_parser)  # type: ignore[assignment]
@@ -1150,14 +1154,15 @@ def phase_split(folder: Path, repeat: int) -> str:
             engine.check_paths([str(folder)], settings)
             spent["total"] = time.process_time() - t0
             spent["build"] = spent.get("parse", 0.0) - spent.get("ts", 0.0) - spent.get("preprocess", 0.0)
-            spent["rest"] = spent["total"] - spent.get("parse", 0.0) - spent.get("lower", 0.0) - spent.get("rules", 0.0)
+            spent["rest"] = spent["total"] - spent.get("parse", 0.0) - spent.get("lower", 0.0) - spent.get("rules", 0.0) \
+                - spent.get("fixes", 0.0)
             for phase, seconds in spent.items():
                 best[phase] = min(best.get(phase, seconds), seconds)
     finally:
         for owner, name, original in reversed(patched):
             setattr(owner, name, original)
     labels = [("preprocess", "preprocess"), ("ts", "tree-sitter parse"), ("build", "syntax build"),
-              ("lower", "lowering"), ("rules", "rules and fixes"), ("rest", "rest"), ("total", "total")]
+              ("lower", "lowering"), ("rules", "rules"), ("fixes", "fixes"), ("rest", "rest"), ("total", "total")]
     return ", ".join(f"{label} {best.get(key, 0.0):.2f} s" for key, label in labels)
 GENERATED_TARGET = 40_000  # the generated corpus: dense host code, slower per line
 
@@ -1197,36 +1202,41 @@ def time_scaling(repeat: int) -> None:
 
     settings = Settings(jobs=1, select=tuple(sorted(RULES)), min_bytes=0)
 
-    def cpu_seconds(paths: list[str]) -> float:
+    def cpu_seconds(paths: list[str], fixes: bool = True) -> float:
         best = None
         for _ in range(repeat):
             t0 = time.process_time()
-            check_paths(paths, settings)
+            report = check_paths(paths, settings, fixes=fixes)
+            del report  # freeing what the run made is part of its cost
             elapsed = time.process_time() - t0
             best = elapsed if best is None else min(best, elapsed)
         return best
 
     print(f"scaling: CPU time in this process, every rule, best of {repeat}; flat = the largest time per statement "
-          f"<= {SCALING_FLAT:g}x the smallest")
+          f"<= {SCALING_FLAT:g}x the smallest; 'check': fixes not asked for (built when read: a format that prints "
+          f"none), 'check + fixes': every fix built (json, sarif, text)")
     with tempfile.TemporaryDirectory(prefix="gpulint-scaling-") as scratch:
         for name, text in (("warm.cu", stress_cuda_function(10)), ("warm.py", stress_python_function(10))):
             (Path(scratch) / name).write_text(text, encoding="utf-8")  # lazy imports and parsers, outside the timing
             check_paths([str(Path(scratch) / name)], settings)
         for language, make, per_unit, suffix in (("CUDA", stress_cuda_function, ";", ".cu"),
                                                   ("Python", stress_python_function, "\n", ".py")):
-            rates = []
-            for statements in SCALING_STATEMENTS:
-                # A CUDA allocation's pattern is about 4 statements, a Python tensor's about 2.
-                text = make(max(1, statements // (4 if suffix == ".cu" else 2)))
-                path = Path(scratch) / f"one_function_{statements}{suffix}"
-                path.write_text(text, encoding="utf-8")
-                count = text.count(per_unit)
-                seconds = cpu_seconds([str(path)])
-                rates.append(seconds / count * 1e6)
-                print(f"  {language} one function, {count:,} statements: {seconds:.2f} s, {rates[-1]:.1f} us/statement")
-            ratio = max(rates) / min(rates)
-            print(f"  {language}: largest / smallest time per statement {ratio:.2f} -> "
-                  f"{'flat' if ratio <= SCALING_FLAT else 'NOT flat'}")
+            for fixes, what in ((False, "check"), (True, "check + fixes")):
+                rates = []
+                for statements in SCALING_STATEMENTS:
+                    # A CUDA allocation's pattern is about 4 statements, a Python tensor's about 2.
+                    text = make(max(1, statements // (4 if suffix == ".cu" else 2)))
+                    path = Path(scratch) / f"one_function_{statements}{suffix}"
+                    path.write_text(text, encoding="utf-8")
+                    count = text.count(per_unit)
+                    seconds = cpu_seconds([str(path)], fixes)
+                    rates.append(seconds / count * 1e6)
+                    print(f"  {language} one function, {what}, {count:,} statements: {seconds:.2f} s, "
+                          f"{rates[-1]:.1f} us/statement")
+                ratio = rates[-1] / rates[0]
+                print(f"  {language}, {what}: time per statement at {SCALING_STATEMENTS[-1]:,} / at "
+                      f"{SCALING_STATEMENTS[0]:,} statements {ratio:.2f} (largest / smallest "
+                      f"{max(rates) / min(rates):.2f}) -> {'flat' if max(rates) / min(rates) <= SCALING_FLAT else 'NOT flat'}")
         functions = 2_000
         big = Path(scratch) / "big"
         big.mkdir()

@@ -268,9 +268,12 @@ def _check_once(paths, resolver, fmt, color, statistics, exit_zero, output, verb
 
         report = check_stdin(resolver, stdin_filename, sorted(_rules()))
     else:
+        from gpulint.output import SHOW_FIXES
+
         progress = _progress(fmt)
         try:
-            report = check_paths(list(paths) or ["."], resolver, cache=not no_cache, progress=progress)
+            report = check_paths(list(paths) or ["."], resolver, cache=not no_cache,
+                                 fixes=fmt in SHOW_FIXES and not statistics and not add_ignore, progress=progress)
         finally:
             progress.done()
     if confirm_trace is not None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from gpulint.config import Resolver, Settings
 from gpulint.discovery import (discover, display_path, is_gpu_source, is_python_source, read_source, readable,
                                resolver_of)
-from gpulint.findings import Finding
+from gpulint.findings import Finding, Fix
 from gpulint.fixes.edits import touches_macro_uses
 from gpulint.history import Unit
 from gpulint.results import FileResult, ProjectResults, Report
@@ -27,7 +27,7 @@ from gpulint.rules.gl900_unreadable_file import unreadable_file
 from gpulint.rules.gl901_unused_suppression import unused_suppression
 from gpulint.sourcetext import WORD_BYTES, as_parsed
 from gpulint.static import frontends
-from gpulint.static.program import Definitions, ProgramView, Table, digest_of_view
+from gpulint.static.program import SLOT, Definitions, LiveView, ProgramView, Table, digest_of_view
 from gpulint.suppressions import find_suppressions, suppress
 
 if TYPE_CHECKING:
@@ -82,9 +82,11 @@ def analyse_unit(unit: Unit, codes: list[str], settings: Settings, result: FileR
 
 
 def check_file(path: Path, settings: Settings, codes: list[str],
-               read: tuple[bytes | None, str | None] | None = None, program: ProgramView | None = None) -> FileResult:
+               read: tuple[bytes | None, str | None] | None = None, program: ProgramView | None = None,
+               build_fixes: bool = True) -> FileResult:
     """One file's result; `read` is what `read_source` gave when the caller already read it;
-    `program`: what the rest of the program's functions and kernels do (see `static.program`)."""
+    `program`: what the rest of the program's functions and kernels do (see `static.program`);
+    `build_fixes`: see `analyse_source`."""
     display = display_path(path)
     result = FileResult(display)
     try:
@@ -99,13 +101,17 @@ def check_file(path: Path, settings: Settings, codes: list[str],
     except Exception as exc:  # reading must not lose the other files either
         internal_error(result, display, "reading", exc, settings)
         return result
-    return analyse_source(path, display, data, settings, codes, result, program=program)
+    return analyse_source(path, display, data, settings, codes, result, program=program, build_fixes=build_fixes)
 
 
 def analyse_source(path: Path, display: str, data: bytes, settings: Settings, codes: list[str],
-                   result: FileResult | None = None, program: ProgramView | None = None) -> FileResult:
+                   result: FileResult | None = None, program: ProgramView | None = None,
+                   build_fixes: bool = True) -> FileResult:
     """Findings of one file's bytes (which need not be what is on disk: the fix loop re-analyses),
-    and its summary for the rest of the program."""
+    and its summary for the rest of the program.  Rules give fixes as `LazyFix`es; `build_fixes`
+    builds those of the findings kept, here (a builder's bug is an internal error of this file,
+    and the file's histories are freed with it); without it each is built when first read, and
+    findings whose fix nobody reads never build one."""
     result = result or FileResult(display)
     program = program if program is not None else ProgramView()
     result.depends = digest_of_view(program)
@@ -116,7 +122,7 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         phase = "lowering"
         unit, skipped, unparsable, result.summary = frontends.lower(parsed, program)
         result.depends = digest_of_view(program)  # a `LiveView` fills as the lowering asks
-        if result.summary is not None and result.summary.refs:
+        if result.summary is not None and result.summary.refs and _may_analyse_again(result.summary.refs, program):
             _PARSED.keep(_parse_key(display, text, settings), parsed, result.notes)
         for name in skipped:
             result.notes.append(f"{display}: `{name}` has parse errors; findings that need its events are skipped")
@@ -133,6 +139,11 @@ def analyse_source(path: Path, display: str, data: bytes, settings: Settings, co
         result.findings = suppress(findings, suppressions)
         if "GL901" in codes:
             result.findings.extend(unused_suppression(suppressions, text, display, codes))
+        if build_fixes:
+            phase = "building fixes"
+            for finding in result.findings:
+                if finding.fix_pending:
+                    finding.fix  # noqa: B018  (reading it builds it)
     except RecursionError:
         return _unreadable(result, display, "too deeply nested to analyse")
     except Exception as exc:  # an analysis bug must not lose the other files
@@ -156,19 +167,47 @@ class _ParseCache:
             self.trees[key] = (parsed, list(notes))
             self.held += len(key[1])
             # Out of the collector's sight: every full collection would walk the kept trees again.
-            gc.freeze()
+            _out_of_collectors_sight()
 
     def get(self, key: tuple[str, bytes, str]) -> tuple[frontends.Parsed, list[str]] | None:
         return self.trees.get(key)
 
     def clear(self) -> None:
-        if self.trees:
-            self.trees.clear()
-            self.held = 0
-            gc.unfreeze()
+        self.trees.clear()
+        self.held = 0
 
 
 _PARSED = _ParseCache()
+_frozen = False  # objects were moved out of the collector's sight during this run
+
+
+def _out_of_collectors_sight() -> None:
+    """Every object alive now is one the run keeps until it ends (kept trees, the histories of
+    fixes not built yet): the cyclic collector stops walking them until `_back_in_sight`."""
+    global _frozen
+    gc.freeze()
+    _frozen = True
+
+
+def _back_in_sight() -> None:
+    global _frozen
+    if _frozen:
+        gc.unfreeze()
+        _frozen = False
+
+
+def _may_analyse_again(refs: list[str], program: ProgramView) -> bool:
+    """Whether the second pass is likely to analyse a file again, so that its tree is worth keeping.
+    A file analysed in order against the files done before it (`LiveView`) is analysed again when
+    some name of it resolves otherwise in the whole table: always when it has struct members (the
+    live view answers none), seldom for its functions (most names it did not resolve are a
+    library's).  Trees kept for nothing cost the run its memory: on cuda-samples 27 of 297 kept
+    trees were used, 0 of 200 on the generated corpus, with a peak of 133 and 101 MB (61 and
+    42 MB keeping these), and the page faults cost more than parsing the 19 others again.  A wrong
+    guess costs a parse, never a finding."""
+    if not isinstance(program, LiveView):
+        return True  # the second pass's own analyses: a later round may need them again
+    return any(ref.startswith(SLOT) for ref in refs)
 
 
 def _parse_key(display: str, text: bytes, settings: Settings) -> tuple[str, bytes, str]:
@@ -193,17 +232,24 @@ def _sites_of(unit: Unit) -> tuple[int, int]:
 
 def withhold_fixes_in_macros(findings: list[Finding], expanded: list[tuple[int, int]]) -> None:
     """A fix that would edit at or inside an expanded macro use is dropped: the finding stands (it
-    is true of the expansion), but the text there is not the code the fix was built from."""
-    for finding in findings:
-        if finding.fix is not None and finding.fix.edits and touches_macro_uses(finding.fix, expanded):
-            finding.fix = None
+    is true of the expansion), but the text there is not the code the fix was built from.  Decided
+    when the fix is built."""
+    def withhold(finding: Finding, fix: Fix | None) -> Fix | None:
+        if fix is not None and fix.edits and touches_macro_uses(fix, expanded):
             finding.properties["fix_withheld"] = "edits a macro use"
+            return None
+        return fix
+
+    for finding in findings:
+        finding.refine_fix(withhold)
 
 
 # ------------------------------------------------------------------------- many files
 
 
-Job = tuple[Path, Settings, list[str], "tuple[bytes | None, str | None] | None", "ProgramView | None"]
+# check_file's arguments: the file, its settings and codes, what reading it gave, the program's view,
+# whether to build fixes now.
+Job = tuple[Path, Settings, list[str], "tuple[bytes | None, str | None] | None", "ProgramView | None", bool]
 # Rounds of the second pass at most: each settles one more level of calls between files (a chain
 # of functions across files, each calling the next, needs one round per file).
 MAX_ROUNDS = 8
@@ -214,10 +260,15 @@ def _job(args: Job) -> FileResult:
     # cycles (about a hundred for a 75,000-line function, freed by the next collection after the
     # file): the cyclic collector would only walk the live ones again and again, a cost that grows
     # with the file (17% of a 75,000-line function even with a 50,000-object threshold).
+    # A result whose fixes are not built yet keeps its file's histories alive for them: out of the
+    # collector's sight too, or the first collections after the file walk all of them again.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return check_file(*args)
+        result = check_file(*args)
+        if any(f.fix_pending for f in result.findings):
+            _out_of_collectors_sight()
+        return result
     finally:
         if enabled:
             gc.enable()
@@ -243,6 +294,9 @@ class _Runner:
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
 
+            # A worker's result comes back pickled, which builds its fixes: build them in the job,
+            # where a builder's bug is the file's internal error.
+            jobs = [(*job[:-1], True) for job in jobs]
             try:
                 if self.pool is None:
                     self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
@@ -303,13 +357,16 @@ def _included_bytes(paths: list[Path], seen: dict[Path, bytes]) -> bytes:
     return digest.digest() if paths else b""
 
 
-def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False,
+def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool = False, fixes: bool = True,
                 progress: Callable[[str], None] = lambda _: None, keep: ProjectResults | None = None) -> Report:
     """Check every file under `paths` as one program (see `static.program`); with `cache`, files
     whose bytes (and those of the files they include), settings and the summaries they depend on
     are unchanged are read from `.gpulint_cache/`.  A file is read once, here, and handed to the
-    job that analyses it.  `progress` is told what is being done (the CLI shows it on a terminal);
-    `keep` receives every file's result and includes (the language server's view of the project)."""
+    job that analyses it.  `fixes=False`: the caller reads no fix (a format that prints none), so
+    fixes are built only where one is read, or where results are stored or come from a worker
+    process (both keep built fixes).  `progress` is told what is being done (the CLI shows it on
+    a terminal); `keep` receives every file's result and includes (the language server's view of
+    the project)."""
     resolver = resolver_of(settings)
     files, diagnostics, errors = discover(paths, resolver)
     all_codes = sorted(RULES)
@@ -357,16 +414,20 @@ def check_paths(paths: list[str], settings: "Settings | Resolver", cache: bool =
                          for f, found in includes.items() if f in names}
         # First pass: every file not in the cache.
         pending = [i for i, r in enumerate(results) if r is None]
+        build_fixes = fixes or store is not None
         counted = _Counter(progress, "analysing", len(pending), len(work) - len(pending))
         if runner.in_process(len(pending)):
-            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names, counted)
+            _first_pass_in_order(pending, work, reads, displays, results, includes, include_names, build_fixes,
+                                 counted)
         else:  # each file on its own, in parallel
-            for i, result in zip(pending, runner.run([(*work[i], reads[i], None) for i in pending], counted)):
+            jobs = [(*work[i], reads[i], None, build_fixes) for i in pending]
+            for i, result in zip(pending, runner.run(jobs, counted)):
                 results[i] = result
-        _second_pass(runner, work, reads, displays, results, include_names, progress)
+        _second_pass(runner, work, reads, displays, results, include_names, build_fixes, progress)
     finally:
         runner.close()
         _PARSED.clear()
+        _back_in_sight()
     for i, result in enumerate(results):
         # A result with an internal error is not the file's true result: analyse it again next time.
         if store is not None and keys[i] is not None and result is not None and not result.errors \
@@ -387,7 +448,8 @@ def forget_parsed_trees() -> None:
 def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, list[str]]],
                          reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
                          results: list[FileResult | None], includes: dict[Path, list[Path]],
-                         include_names: dict[str, list[str]], done: Callable[[], None] = lambda: None) -> None:
+                         include_names: dict[str, list[str]], build_fixes: bool,
+                         done: Callable[[], None] = lambda: None) -> None:
     """The first pass in this process: files analysed after the files they include, each against
     the summaries of the files done before it (`LiveView`), so that a file whose names all resolve
     to files done before it is already analysed as the second pass would (a helper header's
@@ -397,7 +459,7 @@ def _first_pass_in_order(pending: list[int], work: list[tuple[Path, Settings, li
         if result is not None and result.summary is not None:
             definitions.add(displays[i], result.summary)
     for i in _analysis_order(pending, work, reads, includes):
-        results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i])))
+        results[i] = result = _job((*work[i], reads[i], definitions.live_view(displays[i]), build_fixes))
         if result.summary is not None:
             definitions.add(displays[i], result.summary)
         done()
@@ -455,7 +517,7 @@ def _analysis_order(pending: list[int], work: list[tuple[Path, Settings, list[st
 
 def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
                  reads: list[tuple[bytes | None, str | None] | None], displays: list[str],
-                 results: list[FileResult | None], includes: dict[str, list[str]],
+                 results: list[FileResult | None], includes: dict[str, list[str]], build_fixes: bool,
                  progress: Callable[[str], None] = lambda _: None) -> None:
     """Analyse again, against the others' summaries, each file whose names resolve to summaries
     other than those it was analysed with; until no summary changes (or MAX_ROUNDS)."""
@@ -473,7 +535,8 @@ def _second_pass(runner: _Runner, work: list[tuple[Path, Settings, list[str]]],
         if not stale:
             return
         counted = _Counter(progress, f"project pass {round_ + 1}: analysing again", len(stale))
-        for (i, _), result in zip(stale, runner.run([(*work[i], reads[i], view) for i, view in stale], counted)):
+        jobs = [(*work[i], reads[i], view, build_fixes) for i, view in stale]
+        for (i, _), result in zip(stale, runner.run(jobs, counted)):
             results[i] = result
 
 

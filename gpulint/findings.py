@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 DOCS_URL = "https://gpulint.dev/rules/{code}"
 
@@ -80,6 +80,21 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+class LazyFix:
+    """A fix not built yet: its builder and the builder's inputs (events with their statement byte
+    ranges, histories, the source bytes: never a syntax tree).  Most runs print no fix (`--format
+    github`, `concise`, `--statistics`), and building one costs more than finding it; the finding
+    builds it the first time its `fix` is read.  `refinements` run on the built fix, in order
+    (`Finding.refine_fix`)."""
+
+    __slots__ = ("build", "args", "refinements")
+
+    def __init__(self, build: Callable[..., "Fix | None"], *args: Any) -> None:
+        self.build = build
+        self.args = args
+        self.refinements: tuple[Callable[["Finding", "Fix | None"], "Fix | None"], ...] = ()
+
+
 @dataclass
 class Finding:
     code: str
@@ -87,10 +102,12 @@ class Finding:
     message: str
     location: Location
     related: tuple[Related, ...] = ()
+    # A `Fix`, None, or a `LazyFix` built when first read (see the property below the class).
     fix: Fix | None = None
     # The GPU object the finding is about (variable or expression), when there is one.
     obj: str | None = None
-    # Extra facts: inefficiency distance, sizes, static/dynamic origin, confirmation marks.
+    # Extra facts: inefficiency distance, sizes, static/dynamic origin, confirmation marks.  A
+    # refinement of a lazy fix may add why it withheld the fix, so reading them builds such a fix.
     properties: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -99,6 +116,71 @@ class Finding:
 
     def sort_key(self) -> tuple:
         return (self.location.path, self.location.row, self.location.column, self.code, self.message)
+
+    def defer_fix(self, build: Callable[..., "Fix | None"], *args: Any) -> None:
+        """The fix is `build(*args)`, built when first read (see `LazyFix`)."""
+        self.__dict__["_fix"] = LazyFix(build, *args)
+
+    def refine_fix(self, refine: Callable[["Finding", "Fix | None"], "Fix | None"]) -> None:
+        """Pass the fix through `refine` (which may drop it and say why in `properties`): now when
+        it is built, when it is built otherwise."""
+        pending = self.__dict__["_fix"]
+        if type(pending) is LazyFix:
+            pending.refinements += (refine,)
+        else:
+            self.fix = refine(self, pending)
+
+    @property
+    def fix_pending(self) -> bool:
+        """The fix is a `LazyFix` not built yet."""
+        return type(self.__dict__["_fix"]) is LazyFix
+
+    def _built_fix(self, pending: LazyFix) -> Fix | None:
+        # No fix while it is built: a refinement that reads `properties` must not build it again.
+        self.__dict__["_fix"] = None
+        try:
+            fix = pending.build(*pending.args)
+            for refine in pending.refinements:
+                fix = refine(self, fix)
+        except BaseException:
+            self.__dict__["_fix"] = pending  # a builder's bug shows at every read, never as "no fix"
+            raise
+        self.__dict__["_fix"] = fix
+        return fix
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to another process (a worker's result) or stored: the fix as built, never its inputs.
+        pending = self.__dict__["_fix"]
+        if type(pending) is LazyFix:
+            self._built_fix(pending)
+        return self.__dict__
+
+
+def _get_fix(finding: Finding) -> Fix | None:
+    fix = finding.__dict__["_fix"]
+    return finding._built_fix(fix) if type(fix) is LazyFix else fix
+
+
+def _set_fix(finding: Finding, fix: "Fix | LazyFix | None") -> None:
+    finding.__dict__["_fix"] = fix
+
+
+def _get_properties(finding: Finding) -> dict[str, Any]:
+    fix = finding.__dict__["_fix"]
+    if type(fix) is LazyFix and fix.refinements:
+        finding._built_fix(fix)
+    return finding.__dict__["_properties"]
+
+
+def _set_properties(finding: Finding, properties: dict[str, Any]) -> None:
+    finding.__dict__["_properties"] = properties
+
+
+# Set after the dataclass is made, so that its fields, constructor, equality and repr stay as they
+# were (they read and write through these properties): `Finding(..., fix=LazyFix(...))` and
+# `finding.fix = LazyFix(...)` defer the build, and every reader gets the built `Fix` or None.
+Finding.fix = property(_get_fix, _set_fix, doc="The fix, built on first read when it was given as a `LazyFix`.")  # type: ignore[assignment]
+Finding.properties = property(_get_properties, _set_properties)  # type: ignore[assignment]
 
 
 class Pairs(Sequence):

@@ -330,30 +330,48 @@ class Timeline:
         byte `offset`; `end_t` when there is none.
 
         Fix builders ask this once per fix; a scan of the scope each time made a function with
-        thousands of fixes quadratic.  Events in order of `t` with a table of maxima of their
-        statement starts over runs of 1, 2, 4, ... events: skipping the longest runs that start
-        nowhere at or after `offset` finds the event in O(log n)."""
+        thousands of fixes quadratic.  Events in order of `t` with tables of maxima of their
+        statement starts over runs of 1, 2, 4, ... events: the search climbs from the first event
+        after `after_t` to the shortest run that holds a start at or after `offset`, then skips
+        the runs that do not, so it costs the logarithm of the distance to the answer (usually a
+        few events: the next statement), and only the tables of the runs searched are built."""
         cached = getattr(self, "_cached_starts", None)
         if cached is None or cached[0] != len(self.events):
             ordered = sorted(self.events, key=lambda e: e.t)
             starts = [_NO_START if e.stmt_start is None else e.stmt_start for e in ordered]
-            maxima = [starts]
-            width = 1
-            while 2 * width <= len(starts):
-                previous = maxima[-1]
-                maxima.append(list(map(max, previous[:len(previous) - width], previous[width:])))
-                width *= 2
-            cached = (len(self.events), [e.t for e in ordered], maxima)
+            cached = (len(self.events), [e.t for e in ordered], [starts])
             self._cached_starts = cached
         _, times, maxima = cached
         i = bisect.bisect_right(times, after_t)
-        for level in range(len(maxima) - 1, -1, -1):
+        level = 0
+        while True:  # up: the shortest run from i that holds the answer, or runs past the end
+            row = maxima[level]
+            if i >= len(row) or row[i] >= offset:
+                top = level - 1  # the answer, if any, is within this run or the events left
+                break
+            if not _extend_maxima(maxima, level + 1):
+                top = level  # no longer runs: what this run and the events after it hold
+                break
+            level += 1
+        for level in range(top, -1, -1):  # down: skip the runs that start nowhere at or after offset
             row = maxima[level]
             if i < len(row) and row[i] < offset:
                 i += 1 << level
         if i < len(times) and maxima[0][i] >= offset:
             return times[i]
         return self.end_t
+
+
+def _extend_maxima(maxima: list[list[float]], level: int) -> bool:
+    """Make sure `maxima[level]` (maxima of runs of 2**level starts) exists; False when runs that
+    long do not fit in the events."""
+    while len(maxima) <= level:
+        width = 1 << (len(maxima) - 1)
+        previous = maxima[-1]
+        if 2 * width > len(maxima[0]):
+            return False
+        maxima.append(list(map(max, previous[:len(previous) - width], previous[width:])))
+    return True
 
 
 _NO_START = float("-inf")  # an event with no statement starts nowhere

@@ -117,3 +117,49 @@ def test_long_call_chain_is_lowered(tmp_path):
     # p (allocated on main's third line) waits for one launch (GL001) and is never freed (GL005).
     alloc_row = 2 + n + 4 * n + 3
     assert sorted((f.code, f.location.row) for f in report.findings) == [("GL001", alloc_row), ("GL005", alloc_row)]
+
+
+def test_gl003_reuse_search_from_the_nearest_leaf_answers_what_a_scan_answers() -> None:
+    """GL003's tree of release times, searched bottom-up (issue 19, point 2), against a scan of
+    every position, with positions chosen for reuse (set to -1) along the way."""
+    import random
+
+    from gpulint.rules.gl003_redundant_allocation import _MaxTree
+
+    rng = random.Random(19)
+    for _ in range(2000):
+        n = rng.randint(0, 40)
+        values = [float(rng.randint(-1, 10)) for _ in range(n)]
+        tree = _MaxTree(values)
+        for _ in range(20):
+            if n and rng.random() < 0.3:
+                i = rng.randrange(n)
+                values[i] = float(rng.randint(-1, 10))
+                tree.set(i, values[i])
+            end, threshold = rng.randint(0, n + 2), float(rng.randint(-1, 11))  # times are >= 0: -1 is "none"
+            expected = max((i for i in range(min(end, n)) if values[i] > threshold), default=-1)
+            assert tree.rightmost_above(end, threshold) == expected
+
+
+def test_first_from_climbs_to_the_answer_and_answers_what_a_scan_answers() -> None:
+    """`Timeline.first_from` searched from the nearest events upwards, building only the tables it
+    climbs to (issue 19, point 2), against a scan of the events."""
+    import random
+
+    from gpulint.findings import Location
+    from gpulint.history import Event, Op, Timeline
+
+    rng = random.Random(19)
+    where = Location("a.cu", 1, 1)
+    for _ in range(1500):
+        timeline = Timeline(end_t=999)
+        times = rng.sample(range(300), rng.randint(0, 140))  # in no order: the table sorts them
+        for t in times:
+            start = None if rng.random() < 0.2 else rng.randint(0, 100)
+            timeline.events.append(Event(t, Op.LAUNCH, "k", where, stmt_start=start,
+                                         stmt_end=None if start is None else start + 3))
+        for _ in range(15):
+            offset, after = rng.randint(-5, 110), rng.randint(-5, 305)
+            expected = min((e.t for e in timeline.events if e.t > after and e.stmt_start is not None
+                            and e.stmt_start >= offset), default=999)
+            assert timeline.first_from(offset, after) == expected

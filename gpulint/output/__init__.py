@@ -13,6 +13,8 @@ _RENDERERS = {
 }
 # Formats a person reads in a terminal (colour, and the summary line with what was hidden).
 FOR_PEOPLE = ("text", "concise", "grouped")
+# Formats that print fixes: for the others a check builds none (`engine.check_paths(fixes=False)`).
+SHOW_FIXES = ("text", "json", "json-lines", "sarif", "rdjson")
 # A finding's level where a format has levels: gpulint's own failures are errors, unused
 # suppressions notes, the rest warnings.
 LEVEL = {"GL900": "error", "GL901": "note"}
@@ -35,4 +37,4 @@ def _lazy(name: str) -> Callable[..., str]:
 
 FORMATS = {name: _lazy(name) for name in _RENDERERS}
 
-__all__ = ["FORMATS", "FOR_PEOPLE", "level"]
+__all__ = ["FORMATS", "FOR_PEOPLE", "SHOW_FIXES", "level"]

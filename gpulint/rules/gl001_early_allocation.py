@@ -63,7 +63,7 @@ def early_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                    f"{what(use)} at {line(use.location, h.alloc.location)}, after {launches_phrase(distance, h)}")
         related = [Related(f"first use of `{h.name}`: {what(use)}", use.location), *gap_related(h, gap)]
         finding = make("GL001", h.alloc.location, message, h, related, distance=distance)
-        finding.fix = _move_down(unit, h, use)
+        finding.defer_fix(_move_down, unit, h, use)
         yield finding
 
 

@@ -81,7 +81,7 @@ def late_deallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         related = [Related(f"last {'use' if verb == 'used' else 'access'} of `{h.name}`: {what(use)}", use.location),
                    end_related, *gap_related(h, gap)]
         finding = make("GL002", h.alloc.location, message, h, related, distance=distance)
-        finding.fix = _free_earlier(unit, h, free)
+        finding.defer_fix(_free_earlier, unit, h, free)
         yield finding
 
 

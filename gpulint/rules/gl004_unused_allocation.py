@@ -61,7 +61,7 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                 message += f" (only {what(writes[0])} at line {writes[0].location.row} touches it)"
             related = [Related(f"{what(e)} touches `{h.name}` but is not a use", e.location) for e in writes[:3]]
             finding = make("GL004", h.alloc.location, message, h, related, unused=True)
-            finding.fix = _remove(unit, h)
+            finding.defer_fix(_remove, unit, h)
             yield finding
             continue
         if h.member or h.alloc.detail == "derived":
@@ -88,7 +88,7 @@ def unused_allocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
         related = [Related(f"guard of every use of `{h.name}`", guard.location),
                    *(Related(f"use of `{h.name}`: {what(t.event)}", t.event.location) for t in uses[:3])]
         finding = make("GL004", h.alloc.location, message, h, related, guarded_by=guard.condition)
-        finding.fix = _under_guard(unit, h, guard)
+        finding.defer_fix(_under_guard, unit, h, guard)
         yield finding
 
 

@@ -97,7 +97,7 @@ def memory_leak(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                            e.location) for e in leaks[:5]]
         related += [Related(f"`{h.name}` is freed here, but not on that path", f.location) for f in h.frees[:2]]
         finding = make("GL005", h.alloc.location, message, h, related)
-        finding.fix = _free_before_exits(unit, h, leaks, allocations)
+        finding.defer_fix(_free_before_exits, unit, h, leaks, allocations)
         yield finding
 
 

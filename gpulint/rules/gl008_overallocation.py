@@ -69,7 +69,7 @@ def overallocation(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
                    f"{accesses} uses {shown}")
         related = [Related(f"{what(t.event)} uses {shown}", t.event.location) for t in extents[:3]]
         finding = make("GL008", h.alloc.location, message, h, related, runtime_size=first.expr, allocated=size.value)
-        finding.fix = _shrink(unit, h, first)
+        finding.defer_fix(_shrink, unit, h, first)
         yield finding
 
 

@@ -95,7 +95,7 @@ def alloc_in_loop(unit: Unit, settings: RuleSettings) -> Iterator[Finding]:
             message += f" and `{frees[0].api}` at line {frees[0].location.row} frees it again"
         related = [Related("loop", loop.location), *(Related(f"`{f.api}` of `{h.name}` in the same loop", f.location) for f in frees[:1])]
         finding = make("GL101", alloc.location, message, h, related)
-        finding.fix = _hoist(unit, h, loop, frees)
+        finding.defer_fix(_hoist, unit, h, loop, frees)
         yield finding
     yield from _run_reallocations(unit)
 

@@ -74,7 +74,7 @@ def loop_invariant_transfer(unit: Unit, settings: RuleSettings) -> Iterator[Find
             readers = [t.event for t in h.touches if t.use and loop.id in t.event.loops]
             related += [Related(f"{what(e)} only reads `{h.name}`", e.location) for e in readers[:2]]
             finding = make("GL103", event.location, message, h, related)
-            finding.fix = _hoist_copy(unit, h, event, loop)
+            finding.defer_fix(_hoist_copy, unit, h, event, loop)
             yield finding
     yield from _run_repeated_uploads(unit)
 
