@@ -10,14 +10,13 @@ from __future__ import annotations
 import tree_sitter_python
 from tree_sitter import Language
 
+from gpulint.static import field_id
+
 LANGUAGE = Language(tree_sitter_python.language())
 
 
 def _field(name: str) -> int:
-    field = LANGUAGE.field_id_for_name(name)
-    if field is None:  # a grammar without it: every walk that asks would be wrong
-        raise ValueError(f"tree-sitter-python has no field `{name}`")
-    return field
+    return field_id(LANGUAGE, name, "tree-sitter-python")
 
 
 ALIAS = _field("alias")
