@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 # What changes a check's result besides the checked files themselves.
-CONFIG_NAMES = ("gpulint.toml", ".gpulint.toml", "pyproject.toml", ".gitignore")
+CONFIG_NAMES = ("gpulint.toml", "pyproject.toml", ".gitignore")  # what config.find_config and discovery read
 
 Snapshot = dict[str, tuple[int, int]]
 
