@@ -28,7 +28,6 @@ files it includes (see `Table._find_programs`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -194,6 +193,8 @@ class ProgramView:
 
 
 def _digest(value: object) -> str:
+    import hashlib  # here: most runs never take one (2.5 ms of a check's start-up)
+
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
 
 
@@ -376,11 +377,11 @@ def digest_of_view(view: ProgramView) -> str:
     """What a view holds, as a digest (the empty view's is `NO_DEPENDENCIES`)."""
     # Reading the private tables here keeps the view's interface to what lowering asks.
     if not (view._hosts or view._kernels or view._slots):
-        return _NO_ENTRIES  # most files' views: no JSON to write, no hash to take
+        return NO_DEPENDENCIES  # most files' views: no JSON to write, no hash to take
     return _digest({"hosts": {n: [host_to_json(h) for h in hs] for n, hs in view._hosts.items()},
                     "kernels": {n: [kernel_to_json(k) for k in ks] for n, ks in view._kernels.items()},
                     "slots": {n: f.to_json() for n, f in view._slots.items()}})
 
 
-_NO_ENTRIES = _digest({"hosts": {}, "kernels": {}, "slots": {}})
-NO_DEPENDENCIES = digest_of_view(ProgramView())
+# Not a digest: no view's digest (24 hexadecimal digits) can be it.
+NO_DEPENDENCIES = "none"
