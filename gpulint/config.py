@@ -49,6 +49,9 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    """What one file is checked with: the rule selection, discovery, the frontend and its build's
+    macros and paths, thresholds (a project's configuration resolved for a path, see `Resolver`)."""
+
     select: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

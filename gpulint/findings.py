@@ -75,6 +75,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A suggested change: its message, whether it is safe to apply unreviewed, and its edits."""
+
     message: str
     applicability: Applicability
     edits: tuple[Edit, ...]
@@ -97,6 +99,9 @@ class LazyFix:
 
 @dataclass
 class Finding:
+    """One reported waste of GPU memory: a rule's code and message at a location, with related
+    locations, a fix and what the rule measured (`properties`)."""
+
     code: str
     name: str
     message: str

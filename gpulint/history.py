@@ -152,6 +152,8 @@ def guards_within(guards: tuple[Guard, ...] | set[Guard], allowed: set[Guard]) -
 
 @dataclass(frozen=True)
 class Loop:
+    """A loop of the host code: the span of times it covers and what its body changes."""
+
     id: int
     first_t: int  # first event inside the loop
     last_t: int  # last event inside the loop
@@ -379,6 +381,8 @@ _NO_START = float("-inf")  # an event with no statement starts nowhere
 
 @dataclass
 class _LaunchIndex:
+    """A timeline's launch events sorted by time, with prefix sums of the launches each stands for."""
+
     size: int  # len(timeline.events) when built
     times: list[int]
     launches: list[Event]

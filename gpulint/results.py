@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class FileResult:
+    """What checking one file gave: findings, messages for the user, and the file's summary for
+    the project pass."""
+
     path: str
     findings: list[Finding] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # one line each, for stderr
@@ -33,6 +36,8 @@ class FileResult:
 
 @dataclass
 class Report:
+    """What a whole `check` gave: the findings of every file and what stderr says about the run."""
+
     findings: list[Finding]
     diagnostics: list[str]
     notes: list[str]

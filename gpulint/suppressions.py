@@ -15,6 +15,8 @@ SUPPRESSION = re.compile(
 
 @dataclass
 class Suppression:
+    """A `gpulint: ignore[...]` comment: where it is, the codes it silences, the codes it did silence."""
+
     row: int
     column: int
     codes: frozenset[str] | None  # None: every code

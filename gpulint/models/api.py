@@ -44,6 +44,8 @@ DEVICE_KEYWORD = "device"  # PyTorch's name for that keyword, in every API that 
 
 @dataclass(frozen=True)
 class Api:
+    """What a library call does to GPU memory: its role, size, device and data flow."""
+
     role: Role
     initialises: bool = False  # writes every element of what it makes (a fill, a random draw, a copy)
     size: str | tuple[int, ...] | None = None  # EXTENTS, or positions whose product is the size

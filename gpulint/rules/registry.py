@@ -43,6 +43,8 @@ class Source(enum.Enum):
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule: its code, name, documentation and check, and what the check reads."""
+
     code: str
     name: str
     summary: str
