@@ -210,3 +210,50 @@ def test_report_min_bytes_shows_the_small_sites(tmp_path: Path) -> None:
     assert run("report", str(trace), "--min-bytes", "0", "--html", str(tmp_path / "a.html"), cwd=tmp_path).exit_code == 0
     shown = page_of((tmp_path / "a.html").read_text())
     assert "GL001" in {f["code"] for f in shown["findings"]} and shown["hidden"] == 0
+
+
+def timed_run(tmp_path: Path) -> Path:
+    """A run whose events carry the host clock (`ns`): 1 ms apart, except a 2-second pause before
+    the free."""
+    from gpulint.dynamic.trace import write_events
+
+    base = 5_000_000_000
+    events = [{"ev": "meta", "version": 1, "collector": "native", "argv": ["./timed"], "device": "test",
+               "granularity": 32},
+              {"ev": "alloc", "ns": base, "t": 1, "obj": 1, "addr": 4096, "size": 8 << 20, "stream": 0,
+               "api": "cudaMalloc", "site": [["q.cu", 3, "main"]]},
+              {"ev": "launch", "ns": base + 1_000_000, "t": 2, "kernel": "k(float*)", "stream": 0, "reads": [1],
+               "writes": [1], "site": [["q.cu", 4, "main"]]},
+              {"ev": "free", "ns": base + 2_001_000_000, "t": 3, "obj": 1, "stream": 0, "site": [["q.cu", 9, "main"]]}]
+    return write_events(tmp_path / "timed.jsonl", events)
+
+
+def test_the_time_axis_is_real_where_the_trace_has_host_times(tmp_path: Path) -> None:
+    trace = timed_run(tmp_path)
+    assert run("report", str(trace), "--html", str(tmp_path / "t.html"), cwd=tmp_path).exit_code == 0
+    data = page_of((tmp_path / "t.html").read_text())
+    assert data["time"] == "real"
+    # Microseconds since the first event: the object lives from 0 to the free, 2.001 s later.
+    (box,) = data["boxes"]
+    assert (box["start"], box["end"]) == (0.0, 2_001_000.0)
+    assert data["times"][0] == 0.0 and data["end_t"] >= 2_001_000.0
+    assert all(a <= b for a, b in zip(data["times"], data["times"][1:]))
+    # Without host times, the steps of the topological order, as before.
+    untimed = heat_run(tmp_path)
+    assert run("report", str(untimed), "--html", str(tmp_path / "s.html"), cwd=tmp_path).exit_code == 0
+    steps = page_of((tmp_path / "s.html").read_text())
+    assert steps["time"] == "steps" and all(isinstance(t, int) for t in steps["times"])
+
+
+def test_real_time_in_headless_chromium(tmp_path: Path, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    trace = timed_run(tmp_path)
+    assert run("report", str(trace), "--html", str(tmp_path / "t.html"), cwd=tmp_path).exit_code == 0
+    browser.get((tmp_path / "t.html").as_uri())
+    ticks = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#memory g.axis text")]
+    assert any(t.endswith(" s") for t in ticks) and "time since the first event" in ticks, ticks
+    assert "host's clock" in browser.find_element(By.ID, "subtitle").text
+    box = browser.find_element(By.CSS_SELECTOR, "#plan rect.box title")
+    assert "0 µs – 2.001 s" in box.get_attribute("textContent")
+    assert not [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]

@@ -13,12 +13,12 @@ import html
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from gpulint.dynamic.analyze import Analysis
-from gpulint.dynamic.report import planning
+from gpulint.dynamic.report import host_clock, planning
 from gpulint.dynamic.whatif import lifetimes
 from gpulint.findings import Finding, Location, human_bytes
 from gpulint.sourcetext import split_lines
@@ -66,13 +66,17 @@ def page_data(analysis: Analysis, *, stacked: int = STACKED, max_points: int = M
             codes_of.setdefault(obj, []).append(f.code)
 
     times, live, fixed = _curves(analysis, max_points)
+    # Where every event has its host time, the page's time axis is real (microseconds since the
+    # first event, as in the Perfetto export); otherwise it is the steps of the topological order.
+    clock = host_clock(analysis)
+    at = _real_time(clock) if clock is not None else (lambda step: step)
     largest = sorted(spans.items(), key=lambda kv: (-kv[1][2], kv[0]))
-    layers = [_object(obj, run.by_obj[obj], span, pool_plan.best.offsets.get(obj), codes_of)
+    layers = [_object(obj, run.by_obj[obj], span, pool_plan.best.offsets.get(obj), codes_of, at)
               for obj, span in largest[:stacked]]
-    boxes = [_object(obj, run.by_obj[obj], span, pool_plan.best.offsets.get(obj), codes_of)
+    boxes = [_object(obj, run.by_obj[obj], span, pool_plan.best.offsets.get(obj), codes_of, at)
              for obj, span in largest[:max_boxes] if obj in pool_plan.best.offsets]
     sources = _SourceLines()
-    findings = [_finding(i, f, spans, sources) for i, f in enumerate(analysis.findings)]
+    findings = [_finding(i, f, spans, sources, at) for i, f in enumerate(analysis.findings)]
     argv = " ".join(meta.get("argv") or ["?"])
     return {
         "title": f"gpulint report: {argv}",
@@ -84,8 +88,9 @@ def page_data(analysis: Analysis, *, stacked: int = STACKED, max_points: int = M
             "lower_bound": peaks.lower_bound, "pool": pool_plan.best.pool_bytes,
             "pool_strategy": pool_plan.best.strategy, "best_fit": simulation.pool_bytes,
         },
-        "end_t": int(run.end_t),
-        "times": times, "live": live, "fixed": fixed,
+        "time": "steps" if clock is None else "real",
+        "end_t": at(int(run.end_t)),
+        "times": [at(t) for t in times], "live": live, "fixed": fixed,
         "thinned": len(times) < (0 if peaks.times is None else len(peaks.times)),
         "layers": layers,
         "boxes": boxes, "objects": len(spans),
@@ -114,17 +119,29 @@ def _curves(analysis: Analysis, max_points: int) -> tuple[list[int], list[int], 
     return times.tolist(), live.tolist(), fixed.tolist()
 
 
+def _real_time(clock: np.ndarray) -> Callable[[int], float]:
+    """A step's host time in microseconds (to the nanosecond) from `host_clock`'s table."""
+    last = len(clock) - 1
+
+    def at(step: int) -> float:
+        return round(float(clock[min(step, last)]), 3)
+    return at
+
+
 def _object(obj: int, history: Any, span: tuple[int, int, int], offset: int | None,
-            codes_of: dict[int, list[str]]) -> dict[str, Any]:
+            codes_of: dict[int, list[str]], at: Callable[[int], float]) -> dict[str, Any]:
     start, end, size = span
-    return {"obj": obj, "name": history.name, "bytes": size, "size": human_bytes(size), "start": start,
-            "end": end, "offset": offset, "at": history.alloc.location.where,
+    return {"obj": obj, "name": history.name, "bytes": size, "size": human_bytes(size), "start": at(start),
+            "end": at(end), "offset": offset, "at": history.alloc.location.where,
             "codes": sorted(set(codes_of.get(obj, [])))}
 
 
-def _finding(index: int, finding: Finding, spans: dict, sources: _SourceLines) -> dict[str, Any]:
+def _finding(index: int, finding: Finding, spans: dict, sources: _SourceLines,
+             at: Callable[[int], float]) -> dict[str, Any]:
     obj = finding.properties.get("object_id")
     start, end, _ = spans.get(obj, (None, None, 0))
+    if start is not None:
+        start, end = at(start), at(end)
     saved = int(finding.properties.get("peak_saved_bytes", 0) or 0)
     return {
         "id": index, "code": finding.code, "name": finding.name, "message": finding.message,

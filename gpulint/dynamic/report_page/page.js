@@ -11,6 +11,10 @@
   const T = DATA.times, LIVE = DATA.live, FIXED = DATA.fixed;
   const END = Math.max(DATA.end_t, T.length ? T[T.length - 1] + 1 : 1);
   const FULL = [Math.min(0, T.length ? T[0] : 0), END];
+  // "real": times are microseconds since the first event (the host's clock at each call);
+  // "steps": the topological launch order, one step per event (a trace without host times).
+  const REAL = DATA.time === "real";
+  const TIME_AXIS = REAL ? "time since the first event" : "topological launch order";
   let domain = FULL.slice();
   let selected = null;
 
@@ -58,6 +62,16 @@
     return out;
   }
 
+  // A time as the axis and the readout write it: microseconds in the unit that suits `span` (the
+  // visible window, so that ticks differ), or a step number.
+  function timeText(t, span) {
+    if (!REAL) return "step " + Math.round(t);
+    const scale = span === undefined ? Math.abs(t) : span;
+    const [unit, name] = scale >= 1e6 ? [1e6, "s"] : scale >= 1e3 ? [1e3, "ms"] : [1, "µs"];
+    const value = t / unit;
+    return String(Number(value.toPrecision(scale / unit >= 100 ? 6 : 4))) + " " + name;
+  }
+
   // Ticks at round numbers of the unit the largest value is written in (0, 1 MiB, 2 MiB, ...).
   function byteTicks(max, count) {
     if (max <= 0) return [0];
@@ -84,7 +98,8 @@
     document.getElementById("title").textContent = DATA.title;
     document.getElementById("subtitle").textContent =
       "on " + DATA.device + " (" + DATA.collector + " collector); " + DATA.objects + " device objects; time is the "
-      + "topological launch order (one step per event)" + (DATA.thinned ? "; the curve is thinned to its highest "
+      + (REAL ? "host's clock at each call, from the first event" : "topological launch order (one step per event)")
+      + (DATA.thinned ? "; the curve is thinned to its highest "
       + "point per bucket" : "");
     const p = DATA.peaks, cards = document.getElementById("cards");
     const rows = [["actual peak", p.actual], ["every finding fixed", p.all_fixed],
@@ -132,7 +147,8 @@
     }
     for (const v of niceTicks(domain[0], domain[1], 8)) {
       el("line", {x1: x(v), x2: x(v), y1: MARGIN.top + f.h, y2: MARGIN.top + f.h + 4}, g);
-      el("text", {x: x(v), y: MARGIN.top + f.h + 16, "text-anchor": "middle"}, g).textContent = String(v);
+      el("text", {x: x(v), y: MARGIN.top + f.h + 16, "text-anchor": "middle"}, g).textContent =
+        REAL ? timeText(v, domain[1] - domain[0]) : String(v);
     }
     el("text", {x: MARGIN.left + f.w, y: f.height - 2, "text-anchor": "end"}, g).textContent = yLabel;
   }
@@ -166,7 +182,7 @@
     for (let i = first; i <= last; i++) ymax = Math.max(ymax, LIVE[i], FIXED[i]);
     ymax *= 1.08;
     const y = v => MARGIN.top + f.h - v / ymax * f.h;
-    axes(svg, f, x, y, ymax, "topological launch order");
+    axes(svg, f, x, y, ymax, TIME_AXIS);
     const clipId = "memory-clip";
     const defs = el("defs", {}, svg);
     el("rect", {x: MARGIN.left, y: MARGIN.top, width: f.w, height: f.h}, el("clipPath", {id: clipId}, defs));
@@ -213,7 +229,7 @@
     const f = frame(svg), x = xScale(f);
     const pool = Math.max(1, DATA.peaks.pool);
     const y = v => MARGIN.top + f.h - v / pool * f.h;
-    axes(svg, f, x, y, pool, "topological launch order × offset in the pool");
+    axes(svg, f, x, y, pool, TIME_AXIS + " × offset in the pool");
     const defs = el("defs", {}, svg);
     el("rect", {x: MARGIN.left, y: MARGIN.top, width: f.w, height: f.h}, el("clipPath", {id: "plan-clip"}, defs));
     const plot = el("g", {"clip-path": "url(#plan-clip)"}, svg);
@@ -228,7 +244,7 @@
                                fill: flagged ? "#f97316" : PALETTE[i % PALETTE.length], "fill-opacity": 0.75,
                                "data-object": box.obj}, plot);
       el("title", {}, rect).textContent = box.name + ", " + box.size + " at offset " + human(box.offset) + ", live "
-        + box.start + "–" + box.end + (flagged ? "; findings: " + box.codes.join(" ") : "") + "; allocated at " + box.at;
+        + timeText(box.start) + " – " + timeText(box.end) + (flagged ? "; findings: " + box.codes.join(" ") : "") + "; allocated at " + box.at;
       if (flagged) {
         rect.addEventListener("click", () => {
           const finding = DATA.findings.find(item => item.object_id === box.obj);
@@ -255,7 +271,7 @@
       const t = toTime(event.clientX);
       hover.setAttribute("x1", x(t)); hover.setAttribute("x2", x(t)); hover.setAttribute("visibility", "visible");
       const i = indexAt(t);
-      const parts = ["step " + Math.round(t), "live " + human(i < 0 ? 0 : LIVE[i]),
+      const parts = [timeText(t, domain[1] - domain[0]), "live " + human(i < 0 ? 0 : LIVE[i]),
                      "every finding fixed " + human(i < 0 ? 0 : FIXED[i])];
       for (const band of layers) if (i >= 0 && band.values[i]) parts.push(band.name);
       document.getElementById("readout").textContent = parts.join(" · ");
