@@ -399,6 +399,28 @@ def test_perfetto_is_in_real_time_where_every_event_has_its_host_time(tmp_path: 
     assert {e["ts"] % 1000 for e in stepped["traceEvents"] if e["ph"] == "X"} == {0}
 
 
+def test_perfetto_api_slices_are_the_timelines_events(tmp_path: Path) -> None:
+    """The stream tracks are written from the trace's columns, one JSON prefix per distinct call:
+    each slice must still be its event's (name, category, stream, stack, time), flushes included."""
+    from gpulint.dynamic.report import perfetto
+
+    events = worked_example()
+    events += [launch(14, [1], [1], stream=3, kernel="other"), launch(15, [1], stream=3, kernel="k"),
+               {"ev": "flush", "t": 15, "api": "torch.cuda.empty_cache", "site": site(140)},
+               {"ev": "flush", "t": 15, "api": "gc", "site": site(141)}]
+    path = write_events(tmp_path / "s.jsonl", events)
+    analysis = analyze(path, Settings(min_bytes=0), sorted(RULES))
+    count = perfetto(analysis, tmp_path / "s.json")
+    exported = json.loads((tmp_path / "s.json").read_text())["traceEvents"]
+    assert len(exported) == count
+    slices = [(e["name"], e["cat"], e["tid"], e["args"]["at"], e["ts"]) for e in exported
+              if e["ph"] == "X" and e["pid"] == 1]
+    timeline = [e for e in analysis.run.unit.timelines[0].events if e.op.value != "exit"]
+    assert slices == [(e.api, e.op.value, e.stream or 0, e.location.where, e.t * 1000.0) for e in timeline]
+    assert {"torch.cuda.empty_cache", "gc", "other", "k"} <= {name for name, *_ in slices}
+    assert {tid for _, _, tid, _, _ in slices} == {0, 3}
+
+
 def test_plot_without_matplotlib_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
     import builtins
 

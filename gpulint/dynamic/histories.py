@@ -255,6 +255,7 @@ class _Builder:
         launched = kinds[rows]
         launch_positions = np.flatnonzero((launched == LAUNCH) | (launched == GRAPH_LAUNCH))
         timeline.setup(events, times[launch_positions], launch_positions, self.exit)
+        timeline.rows = rows  # the column rows of its events, in order (exports read the columns)
         timeline.end, timeline.end_t = end_location, end_t + 1
         self._native_sites(work | (kinds == FLUSH))
 

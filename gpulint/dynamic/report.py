@@ -10,10 +10,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 from gpulint.dynamic.analyze import Analysis
+from gpulint.dynamic.columns import KIND
+from gpulint.dynamic.runmodel import RunSpans, RunTimeline
 from gpulint.dynamic.planner import Planning, Simulation, alloc_free_sequence, best_fit_pool, plan
 from gpulint.dynamic.whatif import lifetimes
 from gpulint.findings import human_bytes
-from gpulint.history import Op
 
 
 def planning(analysis: Analysis) -> tuple[Planning, Simulation]:
@@ -85,57 +86,113 @@ def perfetto(analysis: Analysis, path: Path, max_objects: int = 2000) -> int:
     the trace has its host time (`ns`), the time axis is real (microseconds since the first
     event); otherwise one step of the topological order is drawn as 1 ms.  Returns the number of
     trace events."""
+    import numpy as np
+
     clock = host_clock(analysis)
     if clock is None:
-        def at(step: int) -> float:
-            return step * 1000.0  # microseconds per Kahn step
-
-        def length(start: int, end: int) -> float:
-            return (end - start) * 1000.0
+        def times(steps: np.ndarray) -> np.ndarray:
+            return steps.astype(np.float64) * 1000.0  # microseconds per Kahn step
         note = "1 ms = one step of the topological launch order (the trace has no host times)"
     else:
-        def at(step: int) -> float:
-            return float(clock[min(step, len(clock) - 1)])
+        last = len(clock) - 1
 
-        def length(start: int, end: int) -> float:
-            return max(0.001, at(end) - at(start))  # at least a nanosecond, so every slice is drawn
+        def times(steps: np.ndarray) -> np.ndarray:
+            return clock[np.minimum(steps, last)]
         note = ("real time: microseconds since the first event, each event at the host clock when the collector "
                 "saw the call; an API slice lasts until the next step (the GPU's own timing is not traced)")
-    out: list[dict[str, Any]] = [{"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "streams"}},
-                                 {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "objects"}}]
-    timeline = analysis.run.unit.timelines[0]
-    streams: set = set()
-    for e in timeline.events:
-        if e.op is Op.EXIT:
-            continue
-        stream = e.stream or 0
-        streams.add(stream)
-        out.append({"ph": "X", "pid": 1, "tid": stream, "ts": at(e.t), "dur": length(e.t, e.t + 1), "name": e.api,
-                    "cat": e.op.value, "args": {"at": e.location.where}})
-    for stream in sorted(streams, key=str):
-        out.append({"ph": "M", "pid": 1, "tid": stream, "name": "thread_name", "args": {"name": f"stream {stream}"}})
+
+    def at(step: int) -> float:
+        return float(times(np.asarray([step]))[0])
+
+    def slices(starts: np.ndarray, ends: np.ndarray) -> tuple[list[float], list[float]]:
+        """Start and length of each slice; at least a nanosecond long, so every slice is drawn."""
+        begin = times(starts)
+        return begin.tolist(), np.maximum(0.001, times(ends) - begin).tolist()
+
+    # A million API calls are a million trace events: written as text from the columns, one JSON
+    # prefix per distinct (kind, name, stack, stream) and the times per call, not a dictionary and
+    # an `Event` each (26 s for 1M events that way).
+    out: list[str] = [json.dumps({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "streams"}}),
+                      json.dumps({"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "objects"}})]
+    calls = _api_calls(analysis)
+    starts, lengths = slices(calls.steps, calls.steps + 1)
+    for prefix, ts, dur in zip([calls.prefixes[k] for k in calls.kinds.tolist()], starts, lengths):
+        out.append(f'{prefix}, "ts": {ts!r}, "dur": {dur!r}}}')
+    for stream in sorted(calls.streams, key=str):
+        out.append(json.dumps({"ph": "M", "pid": 1, "tid": stream, "name": "thread_name",
+                               "args": {"name": f"stream {stream}"}}))
     spans = lifetimes(analysis.run)
+    findings_of: dict[Any, list] = {}
+    for f in analysis.findings:
+        findings_of.setdefault(f.properties.get("object_id"), []).append(f)
     chosen = sorted(analysis.run.by_obj.items(), key=lambda kv: -(kv[1].bytes or 0))[:max_objects]
     for tid, (obj, h) in enumerate(sorted(chosen, key=lambda kv: kv[1].alloc.t), start=1):
         start, end, size = spans.get(obj, (h.alloc.t, h.alloc.t + 1, h.bytes or 0))
-        out.append({"ph": "M", "pid": 2, "tid": tid, "name": "thread_name",
-                    "args": {"name": f"{h.name} @ {h.alloc.location.where}"}})
-        out.append({"ph": "X", "pid": 2, "tid": tid, "ts": at(start), "dur": length(start, max(end, start + 1)),
-                    "name": f"live {human_bytes(size)}", "cat": "live", "args": {"bytes": size}})
+        out.append(json.dumps({"ph": "M", "pid": 2, "tid": tid, "name": "thread_name",
+                               "args": {"name": f"{h.name} @ {h.alloc.location.where}"}}))
+        (ts,), (dur,) = slices(np.asarray([start]), np.asarray([max(end, start + 1)]))
+        out.append(json.dumps({"ph": "X", "pid": 2, "tid": tid, "ts": ts, "dur": dur, "name": f"live {human_bytes(size)}",
+                               "cat": "live", "args": {"bytes": size}}))
         uses = h.use_spans()
-        for before, after in zip(uses, uses[1:]):
-            if after.start - before.end > 1:
-                out.append({"ph": "X", "pid": 2, "tid": tid, "ts": at(before.end + 1),
-                            "dur": length(before.end + 1, after.start), "name": "idle", "cat": "idle"})
-        for f in analysis.findings:
-            if f.properties.get("object_id") == obj:
-                out.append({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": at(start), "name": f.code,
-                            "cat": "finding", "args": {"message": f.message,
-                                                       "peak_saved_bytes": f.properties.get("peak_saved_bytes", 0)}})
-    out.extend(_memory_counters(analysis, at))
-    path.write_text(json.dumps({"traceEvents": out, "displayTimeUnit": "ms",
-                                "otherData": {"gpulint": note, "time": "real" if clock is not None else "steps"}}))
+        assert isinstance(uses, RunSpans)  # a run's histories answer from their arrays
+        idle_from, idle_to = _idle_gaps(uses)
+        head = f'{{"ph": "X", "pid": 2, "tid": {tid}, "name": "idle", "cat": "idle", '
+        for ts, dur in zip(*slices(idle_from, idle_to)):
+            out.append(f'{head}"ts": {ts!r}, "dur": {dur!r}}}')
+        for f in findings_of.get(obj, ()):
+            out.append(json.dumps({"ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": at(start), "name": f.code,
+                                   "cat": "finding", "args": {"message": f.message,
+                                                              "peak_saved_bytes": f.properties.get("peak_saved_bytes", 0)}}))
+    out.extend(_memory_counters(analysis, times))
+    other = json.dumps({"gpulint": note, "time": "real" if clock is not None else "steps"})
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write('{"traceEvents": [')
+        handle.write(", ".join(out))
+        handle.write(f'], "displayTimeUnit": "ms", "otherData": {other}}}')
     return len(out)
+
+
+class _ApiCalls:
+    """The run's API calls in timeline order: the step of each, and which of the distinct calls
+    (same kind, name, stack and stream: one JSON prefix each) it is."""
+
+    def __init__(self, steps: np.ndarray, kinds: np.ndarray, prefixes: list[str], streams: set) -> None:
+        self.steps, self.kinds, self.prefixes, self.streams = steps, kinds, prefixes, streams
+
+
+def _api_calls(analysis: Analysis) -> _ApiCalls:
+    import numpy as np
+
+    def prefix(e) -> str:
+        stream = e.stream or 0
+        return json.dumps({"ph": "X", "pid": 1, "tid": stream, "name": e.api, "cat": e.op.value,
+                           "args": {"at": e.location.where}})[:-1]
+
+    built = analysis.run.arrays  # the run's builder: its columns, and the `Event` of a row
+    timeline = analysis.run.unit.timelines[0]
+    assert isinstance(timeline, RunTimeline) and timeline.rows is not None
+    rows = timeline.rows
+    c = built.c
+    steps = np.where(built.stamps[rows] >= 0, built.stamps[rows], built.flush_t[rows])
+    # What decides an event's name, category, stack and stream; a flush (its own dictionary) is
+    # its own key.
+    kernel = np.where(c.kind[rows] == KIND["launch"], c.kernel[rows], -1)
+    flush = c.kind[rows] == KIND["flush"]
+    keys = np.stack([c.kind[rows].astype(np.int64), c.api[rows], c.site[rows], kernel, c.stream[rows],
+                     np.where(flush, rows, -1)], axis=1)
+    _, first, kinds = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    events = [built.event(int(rows[i])) for i in first.tolist()]
+    return _ApiCalls(steps, kinds.reshape(-1), [prefix(e) for e in events], {e.stream or 0 for e in events})
+
+
+def _idle_gaps(uses: RunSpans) -> tuple["np.ndarray", "np.ndarray"]:
+    """(start, end) steps of the idle slices between an object's uses: gaps of more than a step."""
+    import numpy as np
+
+    starts, ends = np.asarray(uses.starts, dtype=np.int64), np.asarray(uses.ends, dtype=np.int64)
+    before_end, after_start = ends[:-1], starts[1:]
+    idle = after_start - before_end > 1
+    return before_end[idle] + 1, after_start[idle]
 
 
 def host_clock(analysis: Analysis) -> "np.ndarray | None":
@@ -165,22 +222,23 @@ def host_clock(analysis: Analysis) -> "np.ndarray | None":
     return (np.maximum.accumulate(first) - origin) / 1000.0
 
 
-def _memory_counters(analysis: Analysis, at: Callable[[int], float]) -> list[dict[str, Any]]:
+def _memory_counters(analysis: Analysis, times: Callable[["np.ndarray"], "np.ndarray"]) -> list[str]:
     """A counter track of live device bytes and the every-finding-fixed curve (what memory_viz
     users look for first): one counter event where either value changes."""
+    import numpy as np
+
     peaks = analysis.peaks
     if peaks.times is None or peaks.live is None:
         return []
-    out: list[dict[str, Any]] = [{"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "device memory"}}]
-    fixed = peaks.live_fixed if peaks.live_fixed is not None else peaks.live
-    last = None
-    for t, live, best in zip(peaks.times.tolist(), peaks.live.tolist(), fixed.tolist()):
-        values = (int(live), int(best))
-        if values == last:
-            continue
-        last = values
-        out.append({"ph": "C", "pid": 3, "name": "live bytes", "ts": at(int(t)),
-                    "args": {"live": values[0], "every finding fixed": values[1]}})
+    live = np.asarray(peaks.live, dtype=np.int64)
+    fixed = np.asarray(peaks.live_fixed if peaks.live_fixed is not None else peaks.live, dtype=np.int64)
+    changed = np.ones(len(live), dtype=bool)
+    changed[1:] = (live[1:] != live[:-1]) | (fixed[1:] != fixed[:-1])
+    out = [json.dumps({"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "device memory"}})]
+    stamps = times(np.asarray(peaks.times, dtype=np.int64)[changed]).tolist()
+    for ts, value, best in zip(stamps, live[changed].tolist(), fixed[changed].tolist()):
+        out.append(f'{{"ph": "C", "pid": 3, "name": "live bytes", "ts": {ts!r}, '
+                   f'"args": {{"live": {value}, "every finding fixed": {best}}}}}')
     return out
 
 

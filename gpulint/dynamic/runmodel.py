@@ -50,6 +50,8 @@ class RunTimeline(Timeline):
     """A run's one timeline: its events (issue order within a Kahn timestamp) built on demand,
     its launches as a sorted array of times."""
 
+    rows: "np.ndarray | None" = None  # the column rows of `events` (set by the run's builder)
+
     def setup(self, events: Sequence, launch_times: np.ndarray, launch_positions: np.ndarray, exit_event: Event) -> None:
         self.events = events  # type: ignore[assignment]
         self._launch_times = launch_times  # sorted Kahn times of the launches
