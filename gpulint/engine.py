@@ -298,7 +298,7 @@ class _Runner:
             jobs = [(*job[:-1], True) for job in jobs]
             try:
                 if self.pool is None:
-                    self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)))
+                    self.pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)), mp_context=_worker_context())
                 results = []
                 for result in self.pool.map(_job, jobs, chunksize=max(1, len(jobs) // (self.jobs * 4))):
                     results.append(result)
@@ -319,6 +319,20 @@ class _Runner:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
+
+
+def _worker_context():
+    """How worker processes start: forked where this process runs one thread (the CLI), so that
+    every Python from 3.10 to 3.14 starts them alike; 3.14's default, a fork server, would import
+    gpulint again in each worker and give it the environment of the moment the server started,
+    not this one's.  With threads (the language server), the platform's default: forking a
+    threaded process can deadlock the child."""
+    import multiprocessing
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
 
 
 def _read(f: Path, file_settings: Settings) -> tuple[bytes | None, str | None] | None:

@@ -59,7 +59,7 @@ def touched(info: AccessInfo) -> np.ndarray | None:
     bits = launch_bits(info)
     if not bits:
         return None
-    union = np.logical_or.reduce(bits)
+    union = np.any(bits, axis=0)
     g = info.granularity
     for start, end in info.extents:
         union[max(start, 0) // g:-(-min(end, info.size) // g)] = True
@@ -82,7 +82,7 @@ def disjoint_launches(info: AccessInfo) -> bool:
     if len(bits) < 2 or not all(b.any() for b in bits):
         return False
     total = np.sum([b.sum() for b in bits])
-    return int(total) == int(np.logical_or.reduce(bits).sum())
+    return int(total) == int(np.any(bits, axis=0).sum())
 
 
 @dataclass
@@ -106,7 +106,7 @@ def kernel_slices(info: AccessInfo) -> Slices | None:
     per_launch = launch_bits(info)
     if not per_launch:
         return None
-    touched_any = int(np.logical_or.reduce(per_launch).sum())
+    touched_any = int(np.any(per_launch, axis=0).sum())
     by_kernel: dict[str, tuple[list, list[np.ndarray]]] = {}
     for (launch, _, _), bits in zip(info.per_launch, per_launch):
         if bits.any():  # a launch that touched nothing of it (the last, empty step) is no slice
@@ -118,7 +118,7 @@ def kernel_slices(info: AccessInfo) -> Slices | None:
     for kernel, (launches, slices) in by_kernel.items():
         if len(slices) < 2:
             continue
-        covered = int(np.logical_or.reduce(slices).sum())
+        covered = int(np.any(slices, axis=0).sum())
         if int(sum(int(b.sum()) for b in slices)) != covered or 2 * covered < touched_any:
             continue
         if covered > best_covered:
