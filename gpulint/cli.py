@@ -24,9 +24,11 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-def _write(text: str, output: str | None, color: bool) -> None:
+def _write(text: str, output: str | None, color: bool, utf8: bool = False) -> None:
+    """`text` to `output`, or to stdout; `utf8`: as UTF-8 bytes whatever stdout's encoding (a machine
+    format read by a program: a SARIF or JUnit file redirected on Windows would otherwise be cp1252)."""
     if output is None:
-        click.echo(text, nl=False, color=color)
+        click.echo(text.encode("utf-8") if utf8 else text, nl=False, color=color)
         return
     try:
         with open(output, "w", encoding="utf-8") as handle:
@@ -65,6 +67,11 @@ def main() -> None:
 
 def entry() -> None:
     """The `gpulint` command (console script and `python -m gpulint`): `main`, then the process's exit."""
+    for stream in (sys.stdout, sys.stderr):
+        # A console or pipe whose encoding lacks a character (Windows' cp1252 when redirected, and
+        # a source line or rule text with `→`) shows it as `\\u2192` instead of ending the run.
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         main()
     finally:
@@ -154,7 +161,7 @@ def _report(findings: list, fmt: str, statistics: bool, output: str | None, code
         _write("".join(row + "\n" for row in rows), output, False)
     else:
         _write(FORMATS[fmt](findings, color=color, files=files, rules=codes, errors=errors, hidden=hidden), output,
-               color)
+               color, utf8=fmt not in FOR_PEOPLE)
     if hidden and (statistics or fmt not in FOR_PEOPLE):  # those say it in their summary line
         click.echo(f"gpulint: {hidden}", err=True)
 
