@@ -1203,13 +1203,33 @@ def time_scaling(repeat: int) -> None:
     settings = Settings(jobs=1, select=tuple(sorted(RULES)), min_bytes=0)
 
     def cpu_seconds(paths: list[str], fixes: bool = True) -> float:
-        best = None
-        for _ in range(repeat):
+        """Best of `repeat` runs, and of as many more as fit in a second: a 20 ms run's best of
+        two varies by 10%, which is the whole margin of a ratio between sizes."""
+        best, runs, spent = None, 0, 0.0
+        while runs < repeat or spent < 1.0:
             t0 = time.process_time()
             report = check_paths(paths, settings, fixes=fixes)
             del report  # freeing what the run made is part of its cost
             elapsed = time.process_time() - t0
             best = elapsed if best is None else min(best, elapsed)
+            runs, spent = runs + 1, spent + elapsed
+        return best
+
+    from gpulint.static import cuda_treesitter, python as python_frontend
+
+    parsers = {".cu": cuda_treesitter._parser(), ".py": python_frontend._parser()}
+
+    def parse_seconds(suffix: str, source: bytes) -> float:
+        """tree-sitter's parse of the same text, best of `repeat` + 2: the growth of a linear C
+        parser's time per statement on a bigger input is the memory hierarchy's, not an algorithm's."""
+        best, runs, spent = None, 0, 0.0
+        while runs < repeat + 2 or spent < 0.5:
+            t0 = time.process_time()
+            tree = parsers[suffix].parse(source)
+            elapsed = time.process_time() - t0
+            del tree
+            best = elapsed if best is None else min(best, elapsed)
+            runs, spent = runs + 1, spent + elapsed
         return best
 
     print(f"scaling: CPU time in this process, every rule, best of {repeat}; flat = the largest time per statement "
@@ -1222,7 +1242,7 @@ def time_scaling(repeat: int) -> None:
         for language, make, per_unit, suffix in (("CUDA", stress_cuda_function, ";", ".cu"),
                                                   ("Python", stress_python_function, "\n", ".py")):
             for fixes, what in ((False, "check"), (True, "check + fixes")):
-                rates = []
+                rates, parse_rates = [], []
                 for statements in SCALING_STATEMENTS:
                     # A CUDA allocation's pattern is about 4 statements, a Python tensor's about 2.
                     text = make(max(1, statements // (4 if suffix == ".cu" else 2)))
@@ -1231,12 +1251,16 @@ def time_scaling(repeat: int) -> None:
                     count = text.count(per_unit)
                     seconds = cpu_seconds([str(path)], fixes)
                     rates.append(seconds / count * 1e6)
+                    parse_rates.append(parse_seconds(suffix, text.encode()) / count * 1e6)
                     print(f"  {language} one function, {what}, {count:,} statements: {seconds:.2f} s, "
-                          f"{rates[-1]:.1f} us/statement")
+                          f"{rates[-1]:.1f} us/statement (tree-sitter's parse alone {parse_rates[-1]:.2f})")
                 ratio = rates[-1] / rates[0]
+                parse_ratio = parse_rates[-1] / parse_rates[0]
                 print(f"  {language}, {what}: time per statement at {SCALING_STATEMENTS[-1]:,} / at "
                       f"{SCALING_STATEMENTS[0]:,} statements {ratio:.2f} (largest / smallest "
-                      f"{max(rates) / min(rates):.2f}) -> {'flat' if max(rates) / min(rates) <= SCALING_FLAT else 'NOT flat'}")
+                      f"{max(rates) / min(rates):.2f}) -> {'flat' if max(rates) / min(rates) <= SCALING_FLAT else 'NOT flat'}; "
+                      f"tree-sitter's parse alone, a linear C parser, grows {parse_ratio:.2f} on this machine "
+                      f"(gpulint's growth over the parser's: {ratio / parse_ratio:.2f})")
         functions = 2_000
         big = Path(scratch) / "big"
         big.mkdir()

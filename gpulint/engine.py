@@ -259,14 +259,15 @@ def _job(args: Job) -> FileResult:
     # cycles (about a hundred for a 75,000-line function, freed by the next collection after the
     # file): the cyclic collector would only walk the live ones again and again, a cost that grows
     # with the file (17% of a 75,000-line function even with a 50,000-object threshold).
-    # A result whose fixes are not built yet keeps its file's histories alive for them: out of the
-    # collector's sight too, or the first collections after the file walk all of them again.
+    # What the file's analysis left alive (its result, and the histories a fix not built yet
+    # keeps) lives until the run ends: out of the collector's sight too, or the first collection
+    # after the file walks every object the analysis made (0.49 s, and 0.50 s more for the next
+    # generation's, of a 70,000-statement Python function's 8.6 s, with its fixes built).
     enabled = gc.isenabled()
     gc.disable()
     try:
         result = check_file(*args)
-        if any(f.fix_pending for f in result.findings):
-            _out_of_collectors_sight()
+        _out_of_collectors_sight()
         return result
     finally:
         if enabled:
