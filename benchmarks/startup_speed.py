@@ -116,7 +116,7 @@ def best(cmd: list[str], cwd: Path, env: dict[str, str], repeat: int) -> tuple[f
 
 
 def precommit_repo(folder: Path) -> Path | None:
-    """A git work tree as pre-commit sees one: a .gitignore, a `[tool.gpulint]` table, one file."""
+    """A git work tree as pre-commit sees one: a .gitignore, a `[tool.gpulint]` table, one staged file."""
     git = shutil.which("git")
     if git is None:
         return None
@@ -126,6 +126,9 @@ def precommit_repo(folder: Path) -> Path | None:
     (folder / ".gitignore").write_text("build/\n*.o\n.gpulint_cache/\n")
     (folder / "pyproject.toml").write_text("[tool.gpulint]\nexclude = [\"third_party\"]\n")
     (folder / "small.cu").write_text(SMALL_CU)
+    # pre-commit names files git tracks (staged ones): gpulint asks git which, not the rules.
+    if subprocess.run([git, "add", "small.cu"], cwd=folder, capture_output=True).returncode != 0:
+        return None
     return folder
 
 

@@ -63,7 +63,7 @@ def discover(paths: list[str], settings: "Settings | Resolver") -> tuple[list[Pa
     diagnostics: list[str] = []
     errors: list[str] = []
     seen: set[Path] = set()
-    git = GitIgnore()
+    git = GitIgnore(named=[Path(raw) for raw in paths if not os.path.isdir(raw)])
 
     def excluded(path: Path, here: Settings, is_dir: bool = False) -> bool:
         return here.matches(path, here.exclude) or (here.respect_gitignore and git.ignored(path, is_dir))

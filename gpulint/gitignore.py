@@ -13,16 +13,23 @@ if TYPE_CHECKING:
 
 
 class GitIgnore:
-    def __init__(self) -> None:
+    def __init__(self, named: list[Path] = ()) -> None:
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}  # folder -> its own rules
         self._tops: dict[Path, Path | None] = {}  # folder -> the top of its work tree
+        # Files named on the command line, and which of them git tracks (asked once per work tree).
+        self._named = [Path(os.path.abspath(p)) for p in named]
+        self._tracked: dict[Path, set[Path] | None] = {}
 
     def ignored(self, path: Path, is_dir: bool = False) -> bool:
         """`path` is ignored by the rules of its work tree (folders above it are not asked: the
-        walk never enters an ignored folder)."""
+        walk never enters an ignored folder).  A file named on the command line that git tracks
+        is not: git's rules apply only to untracked files (pre-commit names tracked files, and
+        the rules' matcher, pathspec, would cost each of its runs 25 ms of start-up)."""
         path = Path(os.path.abspath(path))
         top = self._top(path.parent)
         if top is None:
+            return False
+        if not is_dir and path in self._named and path in (self._tracked_in(top) or ()):
             return False
         verdict = None
         folders = [top, *(top / Path(*path.parent.relative_to(top).parts[:i + 1])
@@ -36,6 +43,26 @@ class GitIgnore:
             if include is not None:
                 verdict = include
         return bool(verdict)
+
+    def _tracked_in(self, top: Path) -> set[Path] | None:
+        """The named files under `top` that git tracks (one `git ls-files` for all of them), or
+        None where git cannot say (not installed, a broken repository): then the rules decide."""
+        if top not in self._tracked:
+            import subprocess
+
+            under = [p for p in self._named if p.is_relative_to(top)]
+            try:
+                done = subprocess.run(["git", "ls-files", "-z", "--cached", "--",
+                                       *(p.relative_to(top).as_posix() for p in under)],
+                                      cwd=top, capture_output=True, timeout=30)
+            except (OSError, subprocess.SubprocessError):
+                done = None
+            if done is None or done.returncode != 0:
+                self._tracked[top] = None
+            else:
+                self._tracked[top] = {top / name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0")
+                                      if name}
+        return self._tracked[top]
 
     def _top(self, folder: Path) -> Path | None:
         if folder not in self._tops:

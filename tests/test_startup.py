@@ -6,6 +6,7 @@ level import of a heavy package added anywhere on the path fails here."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,27 @@ def test_ignore_files_of_comments_alone_need_no_pathspec(tmp_path: Path) -> None
     (tmp_path / ".gitignore").write_text("# generated sources\nsmall.cu\n")
     code, modules, output = loaded(CHECK, args, tmp_path, environment(ROOT))
     assert "pathspec" in modules and "no files to check" in output, output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_named_files_git_tracks_are_not_matched_against_its_rules(tmp_path: Path) -> None:
+    """Git's ignore rules are for untracked files: a tracked file pre-commit names is checked even
+    where a rule matches it (force-added), and asking git which named files it tracks (one `git
+    ls-files`) spares the run pathspec's import; an untracked named file matching a rule is skipped."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("generated*.cu\n")
+    for name in ("small.cu", "generated_kept.cu", "generated_new.cu"):
+        (tmp_path / name).write_text(SMALL_CU)
+    subprocess.run([*git, "add", "small.cu", ".gitignore"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-f", "generated_kept.cu"], cwd=tmp_path, check=True)
+
+    code, modules, output = loaded(CHECK, ["check", "--no-cache", "--force-exclude", "small.cu",
+                                           "generated_kept.cu"], tmp_path, environment(ROOT))
+    assert code == 0 and "in 2 files" in output, output
+    assert "pathspec" not in modules
+
+    code, modules, output = loaded(CHECK, ["check", "--no-cache", "--force-exclude", "small.cu",
+                                           "generated_kept.cu", "generated_new.cu"], tmp_path, environment(ROOT))
+    assert code == 0 and "in 2 files" in output, output  # the untracked one is matched, and skipped
+    assert "pathspec" in modules
