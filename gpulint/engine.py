@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -323,17 +324,26 @@ class _Runner:
 
 
 def _worker_context():
-    """How worker processes start: forked where this process runs one thread (the CLI), so that
-    every Python from 3.10 to 3.14 starts them alike; 3.14's default, a fork server, would import
-    gpulint again in each worker and give it the environment of the moment the server started,
-    not this one's.  With threads (the language server), the platform's default: forking a
-    threaded process can deadlock the child."""
+    """How worker processes start: forked on Linux where this process runs one thread (the CLI),
+    so that every Python from 3.10 to 3.14 starts them alike; 3.14's default, a fork server, would
+    import gpulint again in each worker and give it the environment of the moment the server
+    started, not this one's.  Otherwise `spawn` (macOS's and Windows' default): forking a process
+    with other threads can deadlock the child (the language server's threads, or a CUDA
+    library's, which `threading` does not count), and macOS's system libraries are not safe
+    across a fork."""
     import multiprocessing
-    import threading
 
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
+    return multiprocessing.get_context("fork" if sys.platform == "linux" and _threads() == 1 else "spawn")
+
+
+def _threads() -> int:
+    """This process's threads, native ones included (Linux's /proc; `threading` elsewhere)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
 
 
 def _read(f: Path, file_settings: Settings) -> tuple[bytes | None, str | None] | None:

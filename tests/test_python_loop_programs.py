@@ -131,3 +131,16 @@ def test_loop_programs_on_cuda(program: str, tmp_path: Path) -> None:
             out.write(json.dumps({"test": f"loop:{program}", "run": sorted({(f.code, f.location.row) for f in found
                                                                                 if Path(f.location.path).name == program}),
                                   "marks": sorted(f"{c}:{r}={m}" for (c, r), m in marks.items())}) + "\n")
+
+
+@pytest.mark.parametrize("program", sorted(p.name for p in PROGRAMS.glob("*.py")))
+def test_confirm_markers_name_static_findings(program: str, tmp_path: Path) -> None:
+    """A `confirm:` marker is a static finding the run must confirm: static analysis must report it
+    (checked here, without a GPU, so that a change to a static rule cannot leave the GPU test
+    waiting for a finding no longer made)."""
+    from test_cli import run
+
+    source = PROGRAMS / program
+    result = run("check", "--isolated", "--no-cache", "--format", "json", "--min-bytes", "0", str(source), cwd=tmp_path)
+    static = {(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)}
+    assert set(markers(source, "confirm")) <= static, static
