@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 # Not in cp1252: a redirected Windows stdout cannot encode it.
 ARROW = "\u2192"
+# This checkout first, then whatever the environment already puts on the path (a machine whose
+# dependencies are installed under PYTHONPATH).
+PATH = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
 
 LATE_FREE = f"""\
 #include <cuda_runtime.h>
@@ -39,7 +42,7 @@ def _gpulint(*args: str, cwd: Path = ROOT, env: dict | None = None, prelude: str
     """`gpulint ARGS` in a fresh interpreter, as the console script runs it (`cli.entry`)."""
     code = f"{prelude}\nfrom gpulint.cli import entry\nentry()"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": PATH, **(env or {})}, timeout=300)
 
 
 def test_workers_started_by_spawn_find_what_one_process_finds():
@@ -77,7 +80,7 @@ def test_no_file_is_opened_in_the_locale_encoding(tmp_path, args):
     args = tuple(a.replace("{tmp}", str(tmp_path)) for a in args)
     done = subprocess.run([sys.executable, "-X", "warn_default_encoding", "-W", "error::EncodingWarning", "-m",
                            "gpulint", *args], cwd=tmp_path, capture_output=True, text=True, encoding="utf-8",
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": PATH}, timeout=300)
     assert "EncodingWarning" not in done.stderr, done.stderr
     assert done.returncode in (0, 1), done.stderr
 
