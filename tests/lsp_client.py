@@ -24,6 +24,7 @@ class Client:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.incoming: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.notifications: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []  # the server's own requests (each answered with null)
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -74,6 +75,7 @@ class Client:
                 assert "error" not in message, message["error"]
                 return message.get("result")
             if "method" in message and "id" in message:  # a request of the server's: answer it empty
+                self.requests.append(message)
                 self.send({"id": message["id"], "result": None})
             else:
                 self.notifications.append(message)
@@ -88,6 +90,7 @@ class Client:
         while True:
             message = self._next(deadline)
             if "method" in message and "id" in message:
+                self.requests.append(message)
                 self.send({"id": message["id"], "result": None})
             elif message.get("method") == method and where(message["params"]):
                 return message["params"]

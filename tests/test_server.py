@@ -3,6 +3,8 @@ server`, as an editor does (see lsp_client.py)."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,9 +42,10 @@ def uri(path: Path) -> str:
     return path.absolute().as_uri()
 
 
-def start(folder: Path) -> Client:
+def start(folder: Path, capabilities: dict | None = None) -> Client:
     client = Client(folder)
-    result = client.request("initialize", {"processId": None, "rootUri": uri(folder), "capabilities": {},
+    result = client.request("initialize", {"processId": None, "rootUri": uri(folder),
+                                           "capabilities": capabilities or {},
                                            "workspaceFolders": [{"uri": uri(folder), "name": "w"}]})
     client.notify("initialized", {})
     capabilities = result["capabilities"]
@@ -220,6 +223,62 @@ def test_the_project_view_is_used_and_follows_edits_of_other_open_files(workspac
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri(other)}})
         change(client, main, MAIN + "\n", 2)
         assert codes(diagnostics(client, main, 2)) == ["GL002", "GL003"]
+        stop(client)
+    finally:
+        client.close()
+
+
+@needs_pygls
+def test_files_changed_on_disk_that_no_buffer_holds(workspace: Path) -> None:
+    """An editor that watches files for the server (VS Code, Neovim 0.10+) reports a checkout's or a
+    build's changes: the summaries become the disk's, and open files that use them are analysed
+    again; an editor that cannot watch is not asked to."""
+    main, other = workspace / "main.cu", workspace / "other.cu"
+    main.write_text(MAIN)
+    other.write_text(OTHER)
+
+    plain = start(workspace)
+    try:
+        plain.request("textDocument/hover", {"textDocument": {"uri": uri(main)}, "position": {"line": 0,
+                                                                                            "character": 0}})
+        assert not any(r["method"] == "client/registerCapability" for r in plain.requests)
+        stop(plain)
+    finally:
+        plain.close()
+
+    client = start(workspace, {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+    try:
+        open_file(client, main, MAIN)
+        assert codes(diagnostics(client, main, 1, where=lambda ds: "GL003" in codes(ds))) == ["GL002", "GL003"]
+        registration = next(r for r in client.requests if r["method"] == "client/registerCapability")
+        [registered] = registration["params"]["registrations"]
+        assert registered["method"] == "workspace/didChangeWatchedFiles"
+        globs = [w["globPattern"] for w in registered["registerOptions"]["watchers"]]
+        assert "**/gpulint.toml" in globs and any(".cu" in g or "cu," in g for g in globs)
+
+        # other.cu changes on disk (not open): `run1` no longer uses its pointer.
+        client.notifications.clear()
+        other.write_text(OTHER.replace("{ phase1<<<1, 32>>>(a); }", "{ }"))
+        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(other), "type": 2}]})
+        assert codes(diagnostics(client, main, where=lambda ds: codes(ds) != ["GL002", "GL003"])) == ["GL004"]
+
+        # Deleted: main.cu is judged as `gpulint check` judges the folder without it.
+        client.notifications.clear()
+        other.unlink()
+        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(other), "type": 3}]})
+        alone = subprocess.run([sys.executable, "-m", "gpulint", "check", "--format", "json", "--exit-zero", "."],
+                               cwd=workspace, capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
+        expected = sorted(f["code"] for f in json.loads(alone.stdout) if f["filename"] == "main.cu")
+        assert expected != ["GL004"]
+        assert codes(diagnostics(client, main, where=lambda ds: codes(ds) != ["GL004"])) == expected
+
+        # A configuration file changed on disk applies to the open files.
+        client.notifications.clear()
+        (workspace / "gpulint.toml").write_text('select = ["GL005"]\nmin-bytes = 0\n')
+        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri(workspace / "gpulint.toml"),
+                                                                       "type": 2}]})
+        assert diagnostics(client, main, where=lambda ds: ds == []) == []
         stop(client)
     finally:
         client.close()

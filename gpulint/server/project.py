@@ -6,7 +6,8 @@ check once per workspace folder (`index`, through `engine.check_paths`, reading 
 as `check` does), keeps every file's summary and local includes, and then analyses an edited
 buffer alone against that table (`analyse`).  The buffer's new summary replaces its old one, so
 the other open files see the edit; a buffer closed unsaved goes back to the disk's summary
-(`forget`).  Files not open keep the summaries they were indexed with.
+(`forget`), and so does a file the editor reports changed on disk (`didChangeWatchedFiles`).
+Without such reports, files not open keep the summaries they were indexed with.
 
 Nothing here knows the protocol: `server/wiring.py` calls it, the benchmark too.
 """
@@ -175,12 +176,19 @@ class Project:
         self._store(display, result.summary)
 
     def forget(self, display: str) -> None:
-        """A buffer closed without saving: its summary goes back to what the disk holds."""
+        """A buffer closed without saving, or a file changed on disk that no buffer holds: its
+        summary and includes become what the disk holds; a file no longer there leaves the table."""
         path = Path(display)
         if path.is_file():
+            settings, _ = self.settings_for(path)
+            data, why = read_source(path, settings)
+            if data is not None and why is None:
+                self._update_includes(path, display, readable(data)[0], settings)
             self._summarise_from_disk(path, display)
         else:
             self._store(display, None)
+            if self.includes.pop(display, None) is not None:
+                self._table = None
 
     # ------------------------------------------------------------------ the table
 

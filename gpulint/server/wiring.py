@@ -151,11 +151,38 @@ class GpulintServer(LanguageServer):
                         other.analysed = -1
                         self.analyse(other)
                 return
-            open_here = {d.display: d for d in list(self.documents.values())
-                         if d is not doc and self.project_for(d.path) is project}
-            for display in project.stale({name: d.result for name, d in open_here.items()}):
-                open_here[display].analysed = -1
-                self.analyse(open_here[display])
+            self.analyse_stale(project, but=doc)
+        except Exception as exc:  # the server must outlive a bug of the analysis
+            log.exception("gpulint: analysis failed")
+            self.tell(lsp.MessageType.Error, f"gpulint: internal error: {type(exc).__name__}: {exc}")
+
+    def analyse_stale(self, project: Project, but: Document | None = None) -> None:
+        """Analyse again the open files of `project` whose names now resolve to other summaries."""
+        open_here = {d.display: d for d in list(self.documents.values())
+                     if d is not but and self.project_for(d.path) is project}
+        for display in project.stale({name: d.result for name, d in open_here.items()}):
+            open_here[display].analysed = -1
+            self.analyse(open_here[display])
+
+    def changed_on_disk(self, paths: list[Path]) -> None:
+        """The worker's job for files the editor saw change on disk (a checkout, a build, another
+        editor) that no buffer holds: their summaries become the disk's, or leave the table when
+        deleted, and the open files that use them are analysed again.  An open file's buffer is
+        what the editor shows: its disk copy is not read."""
+        try:
+            open_paths = {Path(os.path.abspath(d.path)) for d in list(self.documents.values())}
+            touched: list[Project] = []
+            for path in paths:
+                if Path(os.path.abspath(path)) in open_paths or path.suffix.lower() in PYTHON_SUFFIXES:
+                    continue  # a Python file is judged alone: no other file uses its summary
+                project = self.project_for(path)
+                if not project.indexed or not project.contains(path):
+                    continue  # the index, when it comes, reads the disk
+                project.forget(display_path(path))
+                if project not in touched:
+                    touched.append(project)
+            for project in touched:
+                self.analyse_stale(project)
         except Exception as exc:  # the server must outlive a bug of the analysis
             log.exception("gpulint: analysis failed")
             self.tell(lsp.MessageType.Error, f"gpulint: internal error: {type(exc).__name__}: {exc}")
@@ -205,16 +232,49 @@ async def did_change(ls: GpulintServer, params: lsp.DidChangeTextDocumentParams)
     await ls.schedule(ls.refresh, _document(ls, params.text_document.uri))
 
 
+async def _configuration_changed(ls: GpulintServer) -> None:
+    """Settings and summaries depend on a configuration file: read again (on the worker, between
+    analyses), and every open file analysed again."""
+    await ls.schedule(ls.reset)
+    for doc in list(ls.documents.values()):
+        doc.analysed = -1
+        await ls.schedule(ls.refresh, doc)
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: GpulintServer, params: lsp.InitializedParams) -> None:
+    """Ask the editor to report files of the workspace changed on disk, where it can
+    (`didChangeWatchedFiles` registered dynamically): without it, files not open keep the
+    summaries they had when the folder was indexed."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    suffixes = sorted({s.lstrip(".") for s in (*CUDA_SUFFIXES, *CXX_SUFFIXES)})
+    watchers = [lsp.FileSystemWatcher(glob_pattern="**/*.{" + ",".join(suffixes) + "}"),
+                *(lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES)]
+    try:
+        await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[lsp.Registration(
+            id="gpulint-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+    except Exception as exc:  # an editor that refuses: edits of open files still work
+        log.warning("gpulint: the editor did not register file watching: %s", exc)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched_files(ls: GpulintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    paths = [Path(to_fs_path(change.uri) or change.uri) for change in params.changes]
+    if any(path.name in CONFIG_FILES for path in paths):
+        await _configuration_changed(ls)
+    else:
+        await ls.schedule(ls.changed_on_disk, paths)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: GpulintServer, params: lsp.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     if Path(to_fs_path(uri) or uri).name in CONFIG_FILES:
-        # Settings and summaries depend on it: read again (on the worker, between analyses), and
-        # every open file analysed again.
-        await ls.schedule(ls.reset)
-        for doc in list(ls.documents.values()):
-            doc.analysed = -1
-            await ls.schedule(ls.refresh, doc)
+        await _configuration_changed(ls)
         return
     if uri in ls.documents:
         doc = _document(ls, uri)
