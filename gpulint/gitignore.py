@@ -13,11 +13,11 @@ if TYPE_CHECKING:
 
 
 class GitIgnore:
-    def __init__(self, named: list[Path] = ()) -> None:
+    def __init__(self, named: "list[Path] | tuple[Path, ...]" = ()) -> None:
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}  # folder -> its own rules
         self._tops: dict[Path, Path | None] = {}  # folder -> the top of its work tree
         # Files named on the command line, and which of them git tracks (asked once per work tree).
-        self._named = [Path(os.path.abspath(p)) for p in named]
+        self._named = {Path(os.path.abspath(p)) for p in named}
         self._tracked: dict[Path, set[Path] | None] = {}
 
     def ignored(self, path: Path, is_dir: bool = False) -> bool:
@@ -50,7 +50,7 @@ class GitIgnore:
         if top not in self._tracked:
             import subprocess
 
-            under = [p for p in self._named if p.is_relative_to(top)]
+            under = sorted(p for p in self._named if p.is_relative_to(top))
             try:
                 done = subprocess.run(["git", "ls-files", "-z", "--cached", "--",
                                        *(p.relative_to(top).as_posix() for p in under)],
