@@ -14,6 +14,8 @@ map the CUDA-11 APIs CUDA 12 removed) and times each, in this one session on thi
 DIR` under the `gpulint` package found in DIR (an older checkout: "before").  `--ablation` adds
 the program under the access-level collector alone (no `gpulint run` start-up, no finishing)
 and under the same collector with patches that return at once (what the patch calls cost).
+`--sample N` adds the access level with `--sample N` (one launch in N of each kernel
+instrumented; the others run their module unpatched), and the baseline's with it.
 `--compare-findings` runs both the checkout and the baseline at the access level on the same
 programs built with `-O3 -g -lineinfo` (GRAMSCHM from a copy sized 128, as real_programs.py
 does) and compares their findings.  The timed programs leave out PolyBench's CPU reference run
@@ -177,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", nargs="*", default=[], help="modes to leave out (memcheck, before, ...)")
     parser.add_argument("--ablation", action="store_true")
     parser.add_argument("--compare-findings", action="store_true")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="also time `gpulint run --level access --sample N` (and the baseline's, with --baseline)")
     parser.add_argument("--cpu-reference", action="store_true",
                         help="time the programs with their CPU reference run (minutes on GRAMSCHM) [left out]")
     args = parser.parse_args(argv)
@@ -226,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         if "before" in envs:
             modes["before"] = ([sys.executable, "-m", "gpulint", "run", "-o", trace, "--level", "access", "--", str(exe)],
                                envs["before"])
+        if args.sample:
+            for label, env in envs.items():
+                modes[f"{'access' if label == 'after' else label} sample {args.sample}"] = (
+                    [sys.executable, "-m", "gpulint", "run", "-o", trace, "--level", "access", "--sample",
+                     str(args.sample), "--", str(exe)], env)
         modes["memcheck"] = ([sanitizer, "--tool", "memcheck", str(exe)], dict(os.environ))
         for label, env in extra.items():
             modes[label] = ([str(exe)], env)

@@ -151,6 +151,36 @@ def test_access_level_threads_streams_and_frees(tmp_path: Path) -> None:
     record("robust_threads", "access", [], {"launches": len(launches), "bitmaps": len(bitmaps)})
 
 
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+@pytest.mark.parametrize("options, instrumented", [
+    (("--sample", "10"), {"fill": 1, "scale": 10, "add": 1}),  # each kernel's launches 0, 10, 20, ...
+    (("--kernels", "^scale"), {"scale": 100}),
+    (("--kernels", "^(fill|add)", "--sample", "3"), {"fill": 2, "add": 1}),  # fill's launches 0 and 3 of 6
+])
+def test_launches_left_out_run_unpatched_and_compute_the_same(options: tuple, instrumented: dict, opt: str,
+                                                              tmp_path: Path) -> None:
+    """Launches that `--sample` or `--kernels` leave out run their module unpatched (else each of
+    their accesses still calls the patch), and instrumented ones patched again: the program prints
+    what it prints alone, the instrumented launches carry what they read and wrote, the others
+    their arguments."""
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("sampled_launches", tmp_path, opt)
+    alone = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert alone.returncode == 0 and alone.stdout.strip() == "2.0 2.0", alone.stdout
+    proc = traced(tmp_path, [str(exe)], "access", options=options)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == alone.stdout
+    launches = [e for e in read_trace(tmp_path / "t.jsonl").events if e["ev"] == "launch"]
+    assert len(launches) == 107  # fill 6, scale 100, add 1
+    kept = Counter(e["kernel"].split("(")[0] for e in launches if not e.get("args_only"))
+    assert kept == instrumented, kept
+    bitmaps = [e for e in read_trace(tmp_path / "t.jsonl").events if e["ev"] == "bitmap"]
+    assert bitmaps and {e["obj"] for e in bitmaps} <= {e["obj"] for e in read_trace(tmp_path / "t.jsonl").events
+                                                       if e["ev"] == "alloc"}
+    record("sampled_launches", f"access {' '.join(options)} {opt}", [], {"instrumented": dict(kept)})
+
+
 def test_100k_live_objects_and_a_huge_one(tmp_path: Path) -> None:
     exe = compile_program("robust_many", tmp_path)
     assert traced(tmp_path, [str(exe)]).returncode == 0
