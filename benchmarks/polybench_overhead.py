@@ -144,18 +144,24 @@ def findings(trace: Path, env: dict[str, str], cwd: Path) -> list:
                    {k: f["properties"][k] for k in keys if k in f["properties"]}] for f in found)
 
 
-def compare_findings(sources: Path, out: Path, envs: dict[str, dict[str, str]]) -> dict:
+def compare_findings(sources: Path, out: Path, envs: dict[str, dict[str, str]], sample: int | None = None) -> dict:
+    """Each program's access-level findings under each checkout (and, with `sample`, under this
+    one's `--sample N`, whose launches left out contribute only their arguments)."""
     exes = build(sources, out, ["-O3", "-g", "-lineinfo"], "g", size=128)
+    runs = [(label, env, []) for label, env in envs.items()]
+    if sample:
+        runs.append((f"sample {sample}", envs["after"], ["--sample", str(sample)]))
     result = {}
     for name, exe in exes.items():
         result[name] = {}
-        for label, env in envs.items():
-            trace = out / f"{name}-{label}.jsonl"
+        for label, env, options in runs:
+            trace = out / f"{name}-{label.replace(' ', '')}.jsonl"
             for old in out.glob(trace.name + "*"):
                 old.unlink()
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(trace), "--level", "access", "--",
-                                   str(exe)], env=env, cwd=out, capture_output=True, text=True, timeout=300)
+            proc = subprocess.run([sys.executable, "-m", "gpulint", "run", "-o", str(trace), "--level", "access",
+                                   *options, "--", str(exe)], env=env, cwd=out, capture_output=True, text=True,
+                                  timeout=300)
             seconds = time.perf_counter() - t0
             result[name][label] = {"exit": proc.returncode, "seconds": round(seconds, 2),
                                    "findings": findings(trace, envs["after"], out) if trace.exists() else "no trace"}
@@ -199,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"device": smi.stdout.strip() if smi else None, "date": time.strftime("%Y-%m-%d"), "rows": []}
     print(f"device: {results['device']}", flush=True)
     if args.compare_findings:
-        results["findings"] = compare_findings(sources, out, envs)
+        results["findings"] = compare_findings(sources, out, envs, args.sample)
     exes = build(sources, out, POLYBENCH_FLAGS, "O3", cpu_reference=args.cpu_reference)
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/compute-sanitizer/compute-sanitizer"
     work = out / "work"

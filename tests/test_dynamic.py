@@ -181,6 +181,33 @@ def test_copies_and_memsets_count_as_accesses(tmp_path: Path, copied: int, expec
         assert over[0].properties["peak_saved_bytes"] == 4096 - max(copied, 1024)
 
 
+@pytest.mark.parametrize("binary", [False, True])
+def test_launches_left_uninstrumented_withhold_what_bitmaps_would_claim(tmp_path: Path, binary: bool) -> None:
+    """`--sample 2`: launch 1 instrumented (a quarter touched), launch 2 left out (`args_only`:
+    it may touch the rest).  The quarter is what the object at least saw, so GL008 does not claim
+    75% unused, and the report says why; an object no uninstrumented launch used is judged."""
+    from gpulint.dynamic import tracebin
+
+    bits = np.zeros(128, dtype=bool)
+    bits[:32] = True
+    path = tmp_path / "s.jsonl"
+    with TraceWriter(path, collector="test", granularity=32) as writer:
+        writer.write(alloc(1, 1, 4096))
+        writer.write(alloc(2, 2, 4096))
+        writer.write(launch(3, [1, 2]))
+        writer.add_bitmap(1, 3, bits, None)
+        writer.add_bitmap(2, 3, bits, None)
+        writer.write({**launch(4, [1], [1]), "args_only": True})
+        writer.write(free(5, 1))
+        writer.write(free(6, 2))
+    if binary:
+        tracebin.convert(path, tmp_path / "s.gltrace")
+        path = tmp_path / "s.gltrace"
+    result = analyze(path, Settings(min_bytes=0), CODES)
+    assert [f.obj for f in by_code(result.findings, "GL008")] == [result.run.by_obj[2].name]
+    assert any("did not instrument" in w and "1 object " in w for w in result.warnings), result.warnings
+
+
 def test_scattered_holes_are_not_offered_a_shrink(tmp_path: Path) -> None:
     bits = np.zeros(128, dtype=bool)
     bits[::4] = True  # 25% touched, in 96 one-granule holes

@@ -74,6 +74,7 @@ class Columns:
     site: np.ndarray  # int32, index into `sites`; -1 none
     direction: np.ndarray  # int32, index into `strings` (`kind` of a memcpy); -1 none
     digest: np.ndarray  # int32, index into `strings`; -1 none
+    args_only: np.ndarray  # bool, launches: what they touched is their arguments (not instrumented)
     access_start: np.ndarray  # int64, launches: where their objects begin in `access_obj` (n + 1 entries)
     access_obj: np.ndarray  # int64, object indices launches read then wrote, per row
     access_write: np.ndarray  # bool, per entry of `access_obj`: a write (else a read)
@@ -136,6 +137,7 @@ class ColumnBuilder:
         offset = np.zeros(n, dtype=np.uint64)
         src_offset = np.zeros(n, dtype=np.uint64)
         kernel = np.full(n, NONE, dtype=np.int32)
+        args_only = np.zeros(n, dtype=bool)
         starts = np.zeros(n, dtype=np.int64)
         access_obj: list[int] = []
         access_write: list[bool] = []
@@ -150,6 +152,8 @@ class ColumnBuilder:
                 access_write.extend([True] * len(writes))
                 if code == LAUNCH and e.get("kernel") is not None:
                     kernel[i] = strings(e["kernel"])
+                if e.get("args_only"):
+                    args_only[i] = True
                 continue
             starts[i] = len(access_obj)
             if code == MEMCPY:
@@ -185,7 +189,7 @@ class ColumnBuilder:
         self.parts.append({
             "kind": kind, "t": t, "ns": ns, "obj": obj, "dst": dst, "src": src, "size": size, "has_size": has_size,
             "offset": offset, "src_offset": src_offset, "stream": stream, "api": api, "raw_api": raw_api,
-            "kernel": kernel, "site": site, "direction": direction, "digest": digest,
+            "kernel": kernel, "site": site, "direction": direction, "digest": digest, "args_only": args_only,
             "access_start": starts + self.accesses,
             "access_obj": np.array(access_obj, dtype=np.int64),
             "access_write": np.array(access_write, dtype=bool)})
@@ -204,11 +208,12 @@ class ColumnBuilder:
 
     def build(self) -> Columns:
         names = ("kind", "t", "ns", "obj", "dst", "src", "size", "has_size", "offset", "src_offset", "stream", "api",
-                 "raw_api", "kernel", "site", "direction", "digest", "access_obj", "access_write")
+                 "raw_api", "kernel", "site", "direction", "digest", "args_only", "access_obj", "access_write")
         dtypes = {"kind": np.uint8, "t": np.int64, "ns": np.int64, "obj": np.int64, "dst": np.int64, "src": np.int64,
                   "size": np.uint64, "has_size": bool, "offset": np.uint64, "src_offset": np.uint64,
                   "stream": np.int32, "api": np.int32, "raw_api": np.int32, "kernel": np.int32, "site": np.int32,
-                  "direction": np.int32, "digest": np.int32, "access_obj": np.int64, "access_write": bool}
+                  "direction": np.int32, "digest": np.int32, "args_only": bool, "access_obj": np.int64,
+                  "access_write": bool}
         joined = {name: np.concatenate([p[name] for p in self.parts]).astype(dtypes[name], copy=False)
                   if self.parts else np.zeros(0, dtype=dtypes[name]) for name in names}
         starts = [p["access_start"] for p in self.parts] + [np.array([self.accesses], dtype=np.int64)]

@@ -443,12 +443,37 @@ class _Builder:
             for history in self.host_tensors:
                 history.kind = Kind.HOST
                 history.freed_by_statement = False
+        self._withhold_unobserved(access)
         extents = self._extents(table, set(access)) if access else {}
         for obj, info in access.items():
             info.extents = extents.get(obj, [])
             if by_obj[obj].kind is not Kind.HOST:
                 by_obj[obj].measured = info
         return access, pools
+
+
+    def _withhold_unobserved(self, access: dict[int, AccessInfo]) -> None:
+        """An object that a launch left uninstrumented also used (`--sample`, `--kernels`, or a
+        launch the collector could not prepare: `args_only`) was touched where no bitmap saw: its
+        bitmaps say what it at least touched, not what it never did.  What they would claim
+        (GL008's accessed fraction, GL010's slices) is not judged for it; each instrumented
+        launch's access counts are exact and stay (GL009)."""
+        c = self.c
+        rows = np.flatnonzero(c.args_only & ((c.kind == LAUNCH) | (c.kind == GRAPH_LAUNCH)))
+        if not len(rows) or not any(info.per_launch for info in access.values()):
+            return
+        entries = concat_ranges(c.access_start[rows], c.access_start[rows + 1] - c.access_start[rows])
+        objects = c.objects
+        unobserved = {objects[i] for i in unique_sorted(c.access_obj[entries]).tolist() if i >= 0}
+        withheld = [obj for obj, info in access.items() if info.per_launch and obj in unobserved]
+        for obj in withheld:
+            access[obj].per_launch = []
+        if withheld:
+            self.trace.warnings.append(
+                f"{len(withheld)} object{'s' if len(withheld) != 1 else ''} with access bitmaps also went through "
+                f"{len(rows)} launch{'es' if len(rows) != 1 else ''} the run did not instrument (`--sample`, "
+                "`--kernels`, or a launch the collector could not prepare): what those touched is unknown, so "
+                "GL008 (accessed fraction) and GL010 (slices) do not judge them")
 
 
 def _read_and_written(pair: np.ndarray, writes: np.ndarray, longest: int) -> np.ndarray:

@@ -524,6 +524,7 @@ def read_columns(path: str | Path):
         "kernel": np.where(kinds_in_row == LAUNCH, kernel_any, NONE).astype(np.int32),
         "site": stack_id[rows["site"]], "direction": np.where(kinds_in_row == MEMCPY, string_id[rows["text"]], NONE),
         "digest": string_id[rows["digest"]],
+        "args_only": launch & ((flags & ARGS_ONLY) != 0),
     }
 
     # JSON events and rows together, in file order.
