@@ -181,6 +181,22 @@ def test_launches_left_out_run_unpatched_and_compute_the_same(options: tuple, in
     record("sampled_launches", f"access {' '.join(options)} {opt}", [], {"instrumented": dict(kept)})
 
 
+def test_sampling_while_threads_launch_the_same_module(tmp_path: Path) -> None:
+    """Four threads launch the same module's kernels on their own streams under `--sample 3`: the
+    module is unpatched and patched again while other threads' launches are queued or running.
+    The program ends normally, and one launch in three of each kernel is instrumented."""
+    from gpulint.dynamic.trace import read_trace
+
+    exe = compile_program("robust_threads", tmp_path)
+    proc = traced(tmp_path, [str(exe)], "access", options=("--sample", "3"))
+    assert proc.returncode == 0, proc.stderr
+    launches = [e for e in read_trace(tmp_path / "t.jsonl").events if e["ev"] == "launch"]
+    assert len(launches) == 200
+    kept = Counter(e["kernel"].split("(")[0] for e in launches if not e.get("args_only"))
+    assert kept == {"fill": 34, "scale": 34}, kept
+    record("robust_threads", "access --sample 3", [], {"instrumented": dict(kept)})
+
+
 def test_100k_live_objects_and_a_huge_one(tmp_path: Path) -> None:
     exe = compile_program("robust_many", tmp_path)
     assert traced(tmp_path, [str(exe)]).returncode == 0
