@@ -567,8 +567,8 @@ def report(trace, perfetto_out, plot_out, html_out, top, min_bytes) -> None:
 @click.option("--level", type=click.Choice(["object", "access", "full"]), default="object", show_default=True,
               help="object: API callbacks only; access: also per-launch access bitmaps; full: also access counts.")
 @click.option("--sample", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Instrument one launch in N per kernel (access and full levels); the others run uninstrumented, "
-                   "and GL008/GL010 do not judge the objects they used.")
+              help="Record what one launch in N per kernel touches (access and full levels); GL008/GL010 do not "
+                   "judge the objects the others used.")
 @click.option("--kernels", metavar="REGEX", help="Instrument only kernels whose name matches (access and full levels).")
 @click.option("--granularity", type=click.IntRange(min=4), default=32, show_default=True,
               help="Bytes per bitmap bit (a power of two).")

@@ -157,12 +157,10 @@ def test_access_level_threads_streams_and_frees(tmp_path: Path) -> None:
     (("--kernels", "^scale"), {"scale": 100}),
     (("--kernels", "^(fill|add)", "--sample", "3"), {"fill": 2, "add": 1}),  # fill's launches 0 and 3 of 6
 ])
-def test_launches_left_out_run_unpatched_and_compute_the_same(options: tuple, instrumented: dict, opt: str,
+def test_launches_left_out_are_not_instrumented_and_compute_the_same(options: tuple, instrumented: dict, opt: str,
                                                               tmp_path: Path) -> None:
-    """Launches that `--sample` or `--kernels` leave out run their module unpatched (else each of
-    their accesses still calls the patch), and instrumented ones patched again: the program prints
-    what it prints alone, the instrumented launches carry what they read and wrote, the others
-    their arguments."""
+    """`--sample` and `--kernels`: the program prints what it prints alone, the instrumented
+    launches carry what they read and wrote, the others their arguments (`args_only`)."""
     from gpulint.dynamic.trace import read_trace
 
     exe = compile_program("sampled_launches", tmp_path, opt)
@@ -183,8 +181,8 @@ def test_launches_left_out_run_unpatched_and_compute_the_same(options: tuple, in
 
 def test_sampling_while_threads_launch_the_same_module(tmp_path: Path) -> None:
     """Four threads launch the same module's kernels on their own streams under `--sample 3`: the
-    module is unpatched and patched again while other threads' launches are queued or running.
-    The program ends normally, and one launch in three of each kernel is instrumented."""
+    program ends normally, and one launch in three of each kernel is instrumented.  (Unpatching the
+    module for the launches left out hung here on an H200, 2026-11-28: see docs/benchmarks.md.)"""
     from gpulint.dynamic.trace import read_trace
 
     exe = compile_program("robust_threads", tmp_path)

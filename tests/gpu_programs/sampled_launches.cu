@@ -1,5 +1,5 @@
 // `gpulint run --sample N` / `--kernels REGEX`: 100 launches of `scale`, six of `fill`, one of `add`, one
-// module.  Launches left out run the module unpatched; the program's result must not change.
+// module.  Whatever is instrumented, the program's result must not change.
 #include "common.h"
 int main() {
     const int n = 1 << 16;
