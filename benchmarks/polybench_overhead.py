@@ -15,7 +15,7 @@ DIR` under the `gpulint` package found in DIR (an older checkout: "before").  `-
 the program under the access-level collector alone (no `gpulint run` start-up, no finishing)
 and under the same collector with patches that return at once (what the patch calls cost).
 `--sample N` adds the access level with `--sample N` (one launch in N of each kernel
-instrumented; the others run their module unpatched), and the baseline's with it.
+recorded; the others hand the patch no data), and the baseline's with it.
 `--compare-findings` runs both the checkout and the baseline at the access level on the same
 programs built with `-O3 -g -lineinfo` (GRAMSCHM from a copy sized 128, as real_programs.py
 does) and compares their findings.  The timed programs leave out PolyBench's CPU reference run

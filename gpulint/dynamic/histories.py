@@ -451,7 +451,6 @@ class _Builder:
                 by_obj[obj].measured = info
         return access, pools
 
-
     def _withhold_unobserved(self, access: dict[int, AccessInfo]) -> None:
         """An object that a launch left uninstrumented also used (`--sample`, `--kernels`, or a
         launch the collector could not prepare: `args_only`) was touched where no bitmap saw: its
