@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -16,11 +17,14 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 class Client:
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None, python: list[str] | None = None) -> None:
+        """`python`: what the interpreter runs instead of `-m gpulint server` (`-c CODE`)."""
         environ = dict(os.environ if env is None else env)
         # This checkout's gpulint, whatever an installed one says.
         environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPOSITORY), environ.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", "gpulint", "server"], cwd=cwd, env=environ,
+        # A server that does not end can be made to print every thread's stack (`hung`).
+        environ["PYTHONFAULTHANDLER"] = "1"
+        self.proc = subprocess.Popen([sys.executable, *(python or ["-m", "gpulint", "server"])], cwd=cwd, env=environ,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.incoming: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.notifications: list[dict[str, Any]] = []
@@ -101,6 +105,13 @@ class Client:
         if self.proc.poll() is None or self.proc.stderr is None:
             return ""
         return self.proc.stderr.read().decode("utf-8", "replace")
+
+    def hung(self) -> str:
+        """Every thread's stack of a server that is still running (faulthandler on SIGABRT)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait()
+        return self.stderr()
 
     def close(self) -> None:
         if self.proc.poll() is None:

@@ -57,7 +57,11 @@ def start(folder: Path, capabilities: dict | None = None) -> Client:
 def stop(client: Client) -> None:
     assert client.request("shutdown", None) is None
     client.notify("exit", None)
-    assert client.proc.wait(timeout=30) == 0, client.stderr()
+    try:
+        code = client.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the server did not end after exit:\n{client.hung()}")
+    assert code == 0, client.stderr()
 
 
 def open_file(client: Client, path: Path, text: str, language: str = "cuda") -> None:
@@ -384,3 +388,47 @@ def test_importing_gpulint_does_not_import_pygls() -> None:
             "assert not {'pygls', 'lsprotocol'} & set(sys.modules), sorted(sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+# A server whose analyses never end: the worker thread is busy for as long as the process lives.
+STUCK_SERVER = """\
+import threading
+from gpulint.server import wiring
+started = threading.Event()
+def analyse(self, doc):
+    started.set()
+    threading.Event().wait()
+wiring.GpulintServer.analyse = analyse
+wiring.serve()
+"""
+
+
+@needs_pygls
+def test_exit_ends_the_process_while_an_analysis_runs(workspace: Path) -> None:
+    """`exit` ends the server at once: the interpreter's own exit would join the worker thread
+    and wait for the analysis (here forever; an editor kills the server after a while)."""
+    client = Client(workspace, python=["-c", STUCK_SERVER])
+    try:
+        client.request("initialize", {"processId": None, "rootUri": uri(workspace), "capabilities": {}})
+        client.notify("initialized", {})
+        open_file(client, workspace / "late.cu", LATE_FREE)
+        stop(client)
+    finally:
+        client.close()
+
+
+@needs_pygls
+def test_exit_without_shutdown_ends_with_1(workspace: Path) -> None:
+    """The protocol's exit code: 1 when `exit` comes without `shutdown` first (the editor
+    lost track of the server); stdin closed without either is the same."""
+    for ending in ("exit", "eof"):
+        client = start(workspace)
+        try:
+            if ending == "exit":
+                client.notify("exit", None)
+            else:
+                assert client.proc.stdin is not None
+                client.proc.stdin.close()
+            assert client.proc.wait(timeout=30) == 1, (ending, client.stderr())
+        finally:
+            client.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -55,6 +56,7 @@ class GpulintServer(LanguageServer):
         self.resolver: Resolver | None = None
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulint-analysis")
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.shut_down = False  # the client sent `shutdown`: `exit` ends the process with 0
 
     # ------------------------------------------------------------------ settings and projects
 
@@ -314,8 +316,21 @@ def hover(ls: GpulintServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: GpulintServer, *args) -> None:
+    ls.shut_down = True
     ls.worker.shutdown(wait=False, cancel_futures=True)
 
 
 def serve() -> None:
-    server.start_io()
+    """Serve until the client says exit (or closes stdin), then end the process at once.
+
+    Not through the interpreter's exit: it joins every thread pool's threads, so an analysis
+    still running on the worker, or a read of stdin still pending, would keep the process alive
+    after `exit` (the editor then kills it).  The protocol's exit code: 0 after `shutdown`, 1
+    without (pygls computes it but its `start_io` swallows the `SystemExit`)."""
+    server.start_io()  # an exception (a bug) leaves through the interpreter, with its traceback
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # pygls closed stdout on exit; a client gone
+            pass
+    os._exit(0 if server.shut_down else 1)
