@@ -30,7 +30,17 @@ class Client:
         self.notifications: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []  # the server's own requests (each answered with null)
         self.next_id = 0
+        # stderr is read as it comes: a server that logs more than a pipe holds (64 KiB) would
+        # otherwise block on its next write, and look hung.
+        self._stderr: list[bytes] = []
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
         threading.Thread(target=self._read, daemon=True).start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+            self._stderr.append(chunk)
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -102,15 +112,20 @@ class Client:
                 self.notifications.append(message)
 
     def stderr(self) -> str:
-        if self.proc.poll() is None or self.proc.stderr is None:
-            return ""
-        return self.proc.stderr.read().decode("utf-8", "replace")
+        """What the server wrote to stderr (all of it once the server has ended)."""
+        if self.proc.poll() is not None:
+            self._stderr_reader.join(timeout=10)
+        return b"".join(self._stderr).decode("utf-8", "replace")
 
     def hung(self) -> str:
         """Every thread's stack of a server that is still running (faulthandler on SIGABRT)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGABRT)
-            self.proc.wait()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         return self.stderr()
 
     def close(self) -> None:

@@ -432,3 +432,39 @@ def test_exit_without_shutdown_ends_with_1(workspace: Path) -> None:
             assert client.proc.wait(timeout=30) == 1, (ending, client.stderr())
         finally:
             client.close()
+
+
+# A server that queues diagnostics for every open file as `exit` arrives, as an analysis ending
+# at that moment does: they would be sent after pygls has closed stdout.
+LATE_PUBLISH_SERVER = """\
+from lsprotocol import types as lsp
+from gpulint.server import wiring
+features = wiring.server.protocol.fm.features
+ours = features.get(lsp.EXIT)
+def exit_(*args):
+    ls = wiring.server
+    for doc in ls.documents.values():
+        ls.publish(doc, doc.analysed)
+    if ours is not None:
+        ours(*args)
+features[lsp.EXIT] = exit_
+wiring.serve()
+"""
+
+
+@needs_pygls
+def test_diagnostics_queued_as_exit_arrives_are_not_sent(workspace: Path) -> None:
+    """Nothing is sent after `shutdown`: a publication to pygls's closed stdout failed, pygls
+    reported that failure by sending a message, which failed too, each time logging a longer
+    traceback, until stderr (64 KiB of pipe) was full and the server hung (CI, 2026-11-29)."""
+    client = Client(workspace, python=["-c", LATE_PUBLISH_SERVER])
+    try:
+        client.request("initialize", {"processId": None, "rootUri": uri(workspace), "capabilities": {}})
+        client.notify("initialized", {})
+        late = workspace / "late.cu"
+        open_file(client, late, LATE_FREE)
+        assert "GL002" in codes(diagnostics(client, late, 1))
+        stop(client)
+        assert "Error sending data" not in client.stderr() and "Traceback" not in client.stderr(), client.stderr()
+    finally:
+        client.close()

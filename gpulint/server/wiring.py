@@ -57,6 +57,8 @@ class GpulintServer(LanguageServer):
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpulint-analysis")
         self.loop: asyncio.AbstractEventLoop | None = None
         self.shut_down = False  # the client sent `shutdown`: `exit` ends the process with 0
+        self.silent = False  # `shutdown` or `exit` came: nothing more is sent
+        self._reporting = False
 
     # ------------------------------------------------------------------ settings and projects
 
@@ -92,10 +94,29 @@ class GpulintServer(LanguageServer):
     def tell(self, kind: lsp.MessageType, message: str) -> None:
         """A message for the user, from any thread."""
         params = lsp.ShowMessageParams(kind, message)
+
+        def send() -> None:
+            if not self.silent:
+                self.window_show_message(params)
+
         if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.window_show_message, params)
+            self.loop.call_soon_threadsafe(send)
         else:
-            self.window_show_message(params)
+            send()
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls tells the editor of an error by a message; when sending is what failed (stdout
+        closed after `exit`), that message fails too, and each failure reported again logged a
+        longer traceback until stderr, a pipe the editor may not read, was full and the server
+        hung.  Logged only, then."""
+        if self.silent or self._reporting:
+            log.error("gpulint: %s", error)
+            return
+        self._reporting = True
+        try:
+            super().report_server_error(error, source)
+        finally:
+            self._reporting = False
 
     # ------------------------------------------------------------------ analysis (worker thread)
 
@@ -132,8 +153,8 @@ class GpulintServer(LanguageServer):
         places = convert.Places(doc.display, convert.Positions(doc.data, self.encoding()))
         params = lsp.PublishDiagnosticsParams(doc.uri, convert.diagnostics(doc.result.findings, places), version)
 
-        def send() -> None:  # on the protocol's thread, where a close may have come first
-            if self.documents.get(doc.uri) is doc:
+        def send() -> None:  # on the protocol's thread, where a close or shutdown may have come first
+            if self.documents.get(doc.uri) is doc and not self.silent:
                 self.text_document_publish_diagnostics(params)
 
         assert self.loop is not None
@@ -316,8 +337,14 @@ def hover(ls: GpulintServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: GpulintServer, *args) -> None:
-    ls.shut_down = True
+    ls.shut_down = ls.silent = True
     ls.worker.shutdown(wait=False, cancel_futures=True)
+
+
+@server.feature(lsp.EXIT)
+def exit_(ls: GpulintServer, *args) -> None:
+    """Before pygls closes stdout: diagnostics an analysis queued are not sent to a closed stream."""
+    ls.silent = True
 
 
 def serve() -> None:
