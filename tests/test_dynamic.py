@@ -108,6 +108,51 @@ def test_event_wait_orders_streams(tmp_path: Path) -> None:
     assert topological_times(no_wait)[2] == topological_times(no_wait)[1]  # concurrent without the wait
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_column_ordering_is_the_event_by_event_ordering(seed: int) -> None:
+    """`column_times` (the analysis's one loop over columns) gives each event the stamp
+    `Orderer.stamp` gives it: random runs over four streams with synchronisations, recorded and
+    awaited events, stream-ordered allocations and copies to and from the host."""
+    import random
+
+    from gpulint.dynamic.columns import columns_of
+    from gpulint.dynamic.ordering import column_times
+
+    rng = random.Random(seed)
+    events: list[dict] = []
+    live: list[int] = []
+    next_obj = 1
+    for t in range(1, 400):
+        stream = rng.choice([0, 1, 2, 3, None])
+        roll = rng.random()
+        some = lambda: rng.sample(live, min(len(live), rng.randint(0, 3)))  # noqa: E731
+        if roll < 0.15 or not live:
+            live.append(next_obj)
+            events.append({"ev": "alloc", "t": t, "obj": next_obj, "size": 64, "stream": stream,
+                           "api": rng.choice(["cudaMalloc", "cudaMallocAsync", None])})
+            next_obj += 1
+        elif roll < 0.22:
+            obj = live.pop(rng.randrange(len(live)))
+            events.append({"ev": "free", "t": t, "obj": obj, "stream": stream,
+                           "api": rng.choice(["cudaFree", "cudaFreeAsync"])})
+        elif roll < 0.55:
+            events.append({"ev": "launch", "t": t, "kernel": "k", "stream": stream, "reads": some(), "writes": some()})
+        elif roll < 0.7:
+            events.append({"ev": "memcpy", "t": t, "size": 64, "kind": "d2d", "stream": stream,
+                           "dst": rng.choice([None, *live]), "src": rng.choice([None, *live])})
+        elif roll < 0.77:
+            events.append({"ev": "memset", "t": t, "obj": rng.choice(live), "size": 8, "stream": stream})
+        elif roll < 0.84:
+            events.append({"ev": "sync", "t": t, "scope": rng.choice(["device", "stream", "event"]),
+                           "stream": stream, "event": rng.randint(1, 3)})
+        elif roll < 0.92:
+            events.append({"ev": "event_record", "t": t, "event": rng.randint(1, 3), "stream": stream})
+        else:
+            events.append({"ev": "event_wait", "t": t, "event": rng.randint(1, 3), "stream": stream})
+    expected = [-1 if stamp is None else stamp for stamp in topological_times(events)]
+    assert column_times(columns_of(events)).tolist() == expected
+
+
 def test_what_if_savings_and_bounds(tmp_path: Path) -> None:
     # A (4000 B) is last used at t=2 but freed at t=6; B (1000 B) is allocated at t=3 and used
     # then: the peak 5000 B drops to 4000 B when A is freed right after its last use.

@@ -143,8 +143,11 @@ def column_times(columns) -> "np.ndarray":
     raw_api = columns.raw_api.tolist()
     extra = columns.extra
     last_on_stream: dict[Any, int] = {}
-    last_write: dict[int, int] = {}
-    last_read: dict[int, int] = {}
+    # Object indices are dense (0 .. objects - 1): lists, not dictionaries; -1 is "none" (a read
+    # that a later write must follow, taken when that write comes).
+    last_write = [-1] * len(columns.objects)
+    last_read = [-1] * len(columns.objects)
+    top = -1  # the largest stamp so far: the latest work of every stream (a stream's stamps rise)
     recorded: dict[Any, int] = {}
     waits: dict[Any, int] = {}
     floor = -1
@@ -156,7 +159,7 @@ def column_times(columns) -> "np.ndarray":
                 event = extra[i]
                 scope = event.get("scope", "device")
                 if scope == "device":
-                    floor = max(floor, max(last_on_stream.values(), default=-1))
+                    floor = max(floor, top)
                 elif scope == "stream":
                     floor = max(floor, last_on_stream.get(stream, -1))
                 elif scope == "event":
@@ -181,21 +184,20 @@ def column_times(columns) -> "np.ndarray":
             barrier = api < 0 or not asynchronous[api]
         else:
             barrier = stream == 0
-        if barrier and last_on_stream:
-            top = max(last_on_stream.values())
-            if top > before:
-                before = top
+        if barrier and top > before:
+            before = top
         # The object edges (RAW, WAW, WAR) inline, kind by kind: lists of reads and writes made
         # per event were a third of this loop's time.
         if kind == LAUNCH or kind == GRAPH_LAUNCH:
             lo, hi = starts[i], starts[i + 1]
             for k in range(lo, hi):
                 obj = access_obj[k]
-                w = last_write.get(obj, -1)  # RAW, WAW
+                w = last_write[obj]  # RAW, WAW
                 if w > before:
                     before = w
                 if access_write[k]:
-                    r = last_read.pop(obj, -1)  # WAR
+                    r = last_read[obj]  # WAR
+                    last_read[obj] = -1
                     if r > before:
                         before = r
             stamp = before + 1
@@ -203,31 +205,33 @@ def column_times(columns) -> "np.ndarray":
                 obj = access_obj[k]
                 if access_write[k]:
                     last_write[obj] = stamp
-                elif last_read.get(obj, -1) < stamp:
+                elif last_read[obj] < stamp:
                     last_read[obj] = stamp
         elif kind == MEMCPY:
             source, target = srcs[i], dsts[i]
             if source >= 0:
-                w = last_write.get(source, -1)  # RAW
+                w = last_write[source]  # RAW
                 if w > before:
                     before = w
             if target >= 0:
-                w = last_write.get(target, -1)  # WAW
-                r = last_read.pop(target, -1)  # WAR
+                w = last_write[target]  # WAW
+                r = last_read[target]  # WAR
+                last_read[target] = -1
                 if w > before:
                     before = w
                 if r > before:
                     before = r
             stamp = before + 1
-            if source >= 0 and last_read.get(source, -1) < stamp:
+            if source >= 0 and last_read[source] < stamp:
                 last_read[source] = stamp
             if target >= 0:
                 last_write[target] = stamp
         else:
             target = objs[i]
             if target >= 0:
-                w = last_write.get(target, -1)  # WAW
-                r = last_read.pop(target, -1)  # WAR
+                w = last_write[target]  # WAW
+                r = last_read[target]  # WAR
+                last_read[target] = -1
                 if w > before:
                     before = w
                 if r > before:
@@ -236,6 +240,8 @@ def column_times(columns) -> "np.ndarray":
             if target >= 0:
                 last_write[target] = stamp
         last_on_stream[stream] = stamp
+        if stamp > top:
+            top = stamp
         if barrier and stamp > floor:
             floor = stamp
         stamps[i] = stamp
