@@ -143,8 +143,8 @@ def column_times(columns) -> "np.ndarray":
     raw_api = columns.raw_api.tolist()
     extra = columns.extra
     last_on_stream: dict[Any, int] = {}
-    # Object indices are dense (0 .. objects - 1): lists, not dictionaries; -1 is "none" (a read
-    # that a later write must follow, taken when that write comes).
+    # Object indices are dense (0 .. objects - 1): lists, not dictionaries.  -1: none (a write
+    # clears the reads it had to follow).
     last_write = [-1] * len(columns.objects)
     last_read = [-1] * len(columns.objects)
     top = -1  # the largest stamp so far: the latest work of every stream (a stream's stamps rise)
