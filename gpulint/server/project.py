@@ -162,12 +162,15 @@ class Project:
             if name not in self.summaries:
                 self._summarise_from_disk(included, name)
 
-    def _summarise_from_disk(self, path: Path, display: str) -> None:
+    def _summarise_from_disk(self, path: Path, display: str, includes: bool = False) -> None:
+        """The file's summary from the disk's text (and, with `includes`, its include closure)."""
         settings, codes = self.settings_for(path)
         data, why = read_source(path, settings)
         if data is None or why is not None:
             self._store(display, None)
             return
+        if includes:
+            self._update_includes(path, display, readable(data)[0], settings)
         try:
             result = analyse_source(path, display, readable(data)[0], settings, codes,
                                     program=TableView(self.table(), display))
@@ -180,11 +183,7 @@ class Project:
         summary and includes become what the disk holds; a file no longer there leaves the table."""
         path = Path(display)
         if path.is_file():
-            settings, _ = self.settings_for(path)
-            data, why = read_source(path, settings)
-            if data is not None and why is None:
-                self._update_includes(path, display, readable(data)[0], settings)
-            self._summarise_from_disk(path, display)
+            self._summarise_from_disk(path, display, includes=True)
         else:
             self._store(display, None)
             if self.includes.pop(display, None) is not None:

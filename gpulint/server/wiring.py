@@ -352,7 +352,7 @@ def serve() -> None:
 
     Not through the interpreter's exit: it joins every thread pool's threads, so an analysis
     still running on the worker, or a read of stdin still pending, would keep the process alive
-    after `exit` (the editor then kills it).  The protocol's exit code: 0 after `shutdown`, 1
+    after `exit`.  The protocol's exit code: 0 after `shutdown`, 1
     without (pygls computes it but its `start_io` swallows the `SystemExit`)."""
     server.start_io()  # an exception (a bug) leaves through the interpreter, with its traceback
     for stream in (sys.stdout, sys.stderr):
